@@ -1,0 +1,101 @@
+//! The kernel set every backend provides, and the only `match` that dispatches to them.
+//!
+//! Every backend module exposes the same whole-block kernels (all buffers are a whole number of
+//! 16-byte blocks; the generic mode code in [`crate::mode`] handles everything else):
+//!
+//! ```text
+//! expand(key: &[u8]) -> Keys                 key is 16, 24 or 32 bytes
+//! encrypt_blocks(&Keys, buf: &mut [u8])      ECB encrypt in place
+//! decrypt_blocks(&Keys, buf: &mut [u8])      ECB decrypt in place
+//! cbc_encrypt(&Keys, iv: &mut [u8; 16], buf) CBC encrypt in place; iv <- last ciphertext block
+//! cbc_decrypt(&Keys, iv: &mut [u8; 16], buf) CBC decrypt in place; iv <- last ciphertext block
+//! ctr_xor(&Keys, ctr: u128, buf)             buf ^= E(ctr) || E(ctr+1) || ...
+//! ```
+//!
+//! `ctr_xor` contract: `ctr` is the first counter block as a big-endian integer, and the caller
+//! guarantees the low 64 bits do not wrap inside the call (`(ctr as u64) + blocks - 1` fits in a
+//! u64), so kernels keep a 64-bit counter in the hot loop. [`crate::mode::ctr`] splits calls at
+//! those boundaries; that is where the 128-bit carry lives.
+//!
+//! The key schedule remembers the backend that built it; layouts are never mixed. AES-NI and
+//! both VAES backends share one round-key layout ([`aesni::Keys`]).
+
+pub(crate) mod soft;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod aesni;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod vaes256;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod vaes512;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod vpaes;
+
+use crate::cpu::Backend;
+
+/// Whether the `vpaes` backend is compiled into this build.
+pub(crate) const VPAES_BUILT: bool = cfg!(target_arch = "x86_64") && vpaes_built();
+
+#[cfg(target_arch = "x86_64")]
+const fn vpaes_built() -> bool {
+    vpaes::BUILT
+}
+#[cfg(not(target_arch = "x86_64"))]
+const fn vpaes_built() -> bool {
+    false
+}
+
+/// A key schedule in the layout of the backend that made it.
+pub(crate) enum Keys {
+    Soft(soft::Keys),
+    #[cfg(target_arch = "x86_64")]
+    Vpaes(vpaes::Keys),
+    /// aesni, vaes256 and vaes512 share this layout.
+    #[cfg(target_arch = "x86_64")]
+    Hw(aesni::Keys),
+}
+
+impl Keys {
+    /// Expands `key` (16/24/32 bytes, checked by the caller) for `backend`, which the caller
+    /// has checked is available.
+    pub(crate) fn expand(backend: Backend, key: &[u8]) -> Keys {
+        debug_assert!(backend.is_available());
+        match backend {
+            Backend::Soft => Keys::Soft(soft::expand(key)),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Vpaes => Keys::Vpaes(vpaes::expand(key)),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Aesni | Backend::Vaes256 | Backend::Vaes512 => Keys::Hw(aesni::expand(key)),
+            #[allow(unreachable_patterns)]
+            _ => Keys::Soft(soft::expand(key)),
+        }
+    }
+}
+
+/// Declares one dispatching function per kernel; the match is written once, here.
+macro_rules! dispatch {
+    ($( $(#[$m:meta])* fn $name:ident( $($arg:ident : $ty:ty),* ); )*) => {$(
+        $(#[$m])*
+        #[inline]
+        pub(crate) fn $name(backend: Backend, keys: &Keys, $($arg: $ty),*) {
+            match keys {
+                Keys::Soft(k) => soft::$name(k, $($arg),*),
+                #[cfg(target_arch = "x86_64")]
+                Keys::Vpaes(k) => vpaes::$name(k, $($arg),*),
+                #[cfg(target_arch = "x86_64")]
+                Keys::Hw(k) => match backend {
+                    Backend::Vaes512 => vaes512::$name(k, $($arg),*),
+                    Backend::Vaes256 => vaes256::$name(k, $($arg),*),
+                    _ => aesni::$name(k, $($arg),*),
+                },
+            }
+        }
+    )*};
+}
+
+dispatch! {
+    fn encrypt_blocks(buf: &mut [u8]);
+    fn decrypt_blocks(buf: &mut [u8]);
+    fn cbc_encrypt(iv: &mut [u8; 16], buf: &mut [u8]);
+    fn cbc_decrypt(iv: &mut [u8; 16], buf: &mut [u8]);
+    fn ctr_xor(ctr: u128, buf: &mut [u8]);
+}

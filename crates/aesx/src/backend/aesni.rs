@@ -1,0 +1,448 @@
+//! AES-NI on xmm registers (Intel, "Advanced Encryption Standard (AES) New Instructions Set",
+//! Gueron, white paper 323641). Parallel modes keep 8 independent blocks in flight: AESENC has
+//! latency 4 and throughput 0.5 on Zen 4, so 8 blocks fill both AES pipes.
+//!
+//! This module also owns the round-key layout shared with `vaes256` and `vaes512`, and the key
+//! expansion for all three.
+//!
+//! Constant time: AES-NI executes in fixed time independent of data; every loop bound and
+//! branch here depends only on lengths and the round count.
+
+use core::arch::x86_64::*;
+
+use zeroize::Zeroize;
+
+/// Round keys for the hardware backends: `enc[0..=rounds]` for AESENC, `dec[0..=rounds]` the
+/// equivalent-inverse-cipher schedule for AESDEC (`dec[i] = AESIMC(enc[rounds - i])`).
+#[repr(C, align(64))]
+pub(crate) struct Keys {
+    pub(crate) enc: [[u8; 16]; 15],
+    pub(crate) dec: [[u8; 16]; 15],
+    pub(crate) rounds: usize,
+}
+
+impl Drop for Keys {
+    fn drop(&mut self) {
+        self.enc.zeroize();
+        self.dec.zeroize();
+    }
+}
+
+#[inline(always)]
+pub(crate) fn load(b: &[u8; 16]) -> __m128i {
+    // SAFETY: `b` is 16 readable bytes; the load is unaligned.
+    unsafe { _mm_loadu_si128(b.as_ptr().cast()) }
+}
+
+#[inline(always)]
+pub(crate) fn store(b: &mut [u8; 16], v: __m128i) {
+    // SAFETY: `b` is 16 writable bytes; the store is unaligned.
+    unsafe { _mm_storeu_si128(b.as_mut_ptr().cast(), v) }
+}
+
+#[inline(always)]
+pub(crate) fn load_at(buf: &[u8], i: usize) -> __m128i {
+    load(buf[16 * i..16 * i + 16].try_into().unwrap())
+}
+
+#[inline(always)]
+pub(crate) fn store_at(buf: &mut [u8], i: usize, v: __m128i) {
+    store((&mut buf[16 * i..16 * i + 16]).try_into().unwrap(), v)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Key expansion.
+//
+// IMPLEMENTATION NOTE: each new round key is prefix_xor(prev) ^ broadcast(f(last word)), where
+// prefix_xor(x) = [x0, x0^x1, x0^x1^x2, x0^x1^x2^x3]. The prefix XOR does not depend on f, so it
+// runs in parallel with the S-box step and the serial chain per round is only f + one XOR.
+// Two ways to compute f (SubWord(RotWord(w3)) ^ rcon, broadcast):
+//   * `Assist`: AESKEYGENASSIST + PSHUFD. 4 + 1 cycles on Zen 4 (but 12-13 on Intel).
+//   * `Enclast`: PSHUFB (rotate + broadcast w3) + AESENCLAST with rcon as the key; ShiftRows
+//     is the identity on a block whose four columns are equal. 2 + 4 cycles on Zen 4.
+// Both are measured by `aesx bench --ops keysetup-variants`; see the README. `expand` uses
+// the faster for the CPU vendor.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Variant {
+    Assist,
+    Enclast,
+}
+
+/// The variant `expand` uses on this CPU: AESKEYGENASSIST is as cheap as AESENC on AMD, but
+/// 3x slower on Intel cores, where AESENCLAST + PSHUFB wins.
+pub(crate) fn preferred_variant() -> Variant {
+    let v = __cpuid(0);
+    // "AuthenticAMD" / "HygonGenuine": ebx = "Auth" / "Hygo".
+    if v.ebx == u32::from_le_bytes(*b"Auth") || v.ebx == u32::from_le_bytes(*b"Hygo") {
+        Variant::Assist
+    } else {
+        Variant::Enclast
+    }
+}
+
+pub(crate) fn expand(key: &[u8]) -> Keys {
+    expand_with(key, preferred_variant())
+}
+
+pub(crate) fn expand_with(key: &[u8], v: Variant) -> Keys {
+    let mut k = Keys {
+        enc: [[0; 16]; 15],
+        dec: [[0; 16]; 15],
+        rounds: key.len() / 4 + 6,
+    };
+    // SAFETY: this module is reached only through `Backend::{Aesni, Vaes256, Vaes512}`, whose
+    // availability (AES-NI and SSE4.1) `Aes::with_backend` checked.
+    unsafe { expand_hw(key, v, &mut k) };
+    k
+}
+
+#[target_feature(enable = "aes,sse4.1")]
+fn expand_hw(key: &[u8], v: Variant, k: &mut Keys) {
+    match (key.len(), v) {
+        (16, Variant::Assist) => expand128::<false>(key, &mut k.enc),
+        (16, Variant::Enclast) => expand128::<true>(key, &mut k.enc),
+        (24, _) => expand192(key, &mut k.enc),
+        (32, Variant::Assist) => expand256::<false>(key, &mut k.enc),
+        (32, Variant::Enclast) => expand256::<true>(key, &mut k.enc),
+        _ => unreachable!("key length checked by Aes::with_backend"),
+    }
+    invert(k);
+}
+
+/// Inverse-cipher round keys: reverse order, AESIMC on all but the outer two.
+#[inline]
+#[target_feature(enable = "aes,sse4.1")]
+fn invert(k: &mut Keys) {
+    let r = k.rounds;
+    k.dec[0] = k.enc[r];
+    for i in 1..r {
+        store(&mut k.dec[i], _mm_aesimc_si128(load(&k.enc[r - i])));
+    }
+    k.dec[r] = k.enc[0];
+}
+
+#[inline]
+#[target_feature(enable = "aes,sse4.1")]
+fn prefix_xor(x: __m128i) -> __m128i {
+    let x = _mm_xor_si128(x, _mm_slli_si128::<4>(x));
+    _mm_xor_si128(x, _mm_slli_si128::<8>(x))
+}
+
+/// SubWord(RotWord(word 3 of x)) ^ rcon, broadcast to all four words.
+#[inline]
+#[target_feature(enable = "aes,sse4.1")]
+fn rot_sub<const ENCLAST: bool, const RC: i32>(x: __m128i) -> __m128i {
+    if ENCLAST {
+        let rot3 = _mm_setr_epi8(13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12);
+        _mm_aesenclast_si128(_mm_shuffle_epi8(x, rot3), _mm_set1_epi32(RC))
+    } else {
+        _mm_shuffle_epi32::<0xff>(_mm_aeskeygenassist_si128::<RC>(x))
+    }
+}
+
+/// SubWord(word 3 of x), broadcast (the extra step of AES-256).
+#[inline]
+#[target_feature(enable = "aes,sse4.1")]
+fn sub<const ENCLAST: bool>(x: __m128i) -> __m128i {
+    if ENCLAST {
+        let w3 = _mm_setr_epi8(12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15);
+        _mm_aesenclast_si128(_mm_shuffle_epi8(x, w3), _mm_setzero_si128())
+    } else {
+        _mm_shuffle_epi32::<0xaa>(_mm_aeskeygenassist_si128::<0>(x))
+    }
+}
+
+#[inline]
+#[target_feature(enable = "aes,sse4.1")]
+fn step128<const E: bool, const RC: i32>(prev: __m128i) -> __m128i {
+    _mm_xor_si128(prefix_xor(prev), rot_sub::<E, RC>(prev))
+}
+
+#[inline]
+#[target_feature(enable = "aes,sse4.1")]
+fn expand128<const E: bool>(key: &[u8], rk: &mut [[u8; 16]; 15]) {
+    let mut k = load(key.try_into().unwrap());
+    store(&mut rk[0], k);
+    macro_rules! r {
+        ($i:expr, $rc:expr) => {
+            k = step128::<E, $rc>(k);
+            store(&mut rk[$i], k);
+        };
+    }
+    r!(1, 0x01);
+    r!(2, 0x02);
+    r!(3, 0x04);
+    r!(4, 0x08);
+    r!(5, 0x10);
+    r!(6, 0x20);
+    r!(7, 0x40);
+    r!(8, 0x80);
+    r!(9, 0x1b);
+    r!(10, 0x36);
+}
+
+#[inline]
+#[target_feature(enable = "aes,sse4.1")]
+fn expand256<const E: bool>(key: &[u8], rk: &mut [[u8; 16]; 15]) {
+    let mut a = load(key[..16].try_into().unwrap());
+    let mut b = load(key[16..].try_into().unwrap());
+    store(&mut rk[0], a);
+    store(&mut rk[1], b);
+    macro_rules! r {
+        ($i:expr, $rc:expr) => {
+            a = _mm_xor_si128(prefix_xor(a), rot_sub::<E, $rc>(b));
+            store(&mut rk[$i], a);
+            if $i < 14 {
+                b = _mm_xor_si128(prefix_xor(b), sub::<E>(a));
+                store(&mut rk[$i + 1], b);
+            }
+        };
+    }
+    r!(2, 0x01);
+    r!(4, 0x02);
+    r!(6, 0x04);
+    r!(8, 0x08);
+    r!(10, 0x10);
+    r!(12, 0x20);
+    r!(14, 0x40);
+}
+
+/// AES-192: six key words per step. Written as words in a flat buffer, then cut into
+/// 16-byte round keys (not performance critical enough to deserve shuffles).
+#[inline]
+#[target_feature(enable = "aes,sse4.1")]
+fn expand192(key: &[u8], rk: &mut [[u8; 16]; 15]) {
+    let mut w = [0u8; 16 * 13 + 16];
+    w[..24].copy_from_slice(key);
+    let mut a = load(key[..16].try_into().unwrap()); // words 0..3
+    let mut tmp = [0u8; 16];
+    tmp[..8].copy_from_slice(&key[16..24]);
+    let mut c = load(&tmp); // words 4,5 in the low half
+    macro_rules! r {
+        ($i:expr, $rc:expr) => {
+            // f = SubWord(RotWord(w5)) ^ rcon, broadcast
+            let f = _mm_shuffle_epi32::<0x55>(_mm_aeskeygenassist_si128::<$rc>(c));
+            a = _mm_xor_si128(prefix_xor(a), f);
+            let t = _mm_shuffle_epi32::<0xff>(a);
+            // words 4,5 (low 64 bits): [w4 ^ t, w5 ^ w4 ^ t]
+            c = _mm_xor_si128(_mm_xor_si128(c, _mm_slli_si128::<4>(c)), t);
+            let off = 24 * $i;
+            store(&mut tmp, a);
+            w[off..off + 16].copy_from_slice(&tmp);
+            store(&mut tmp, c);
+            w[off + 16..off + 24].copy_from_slice(&tmp[..8]);
+        };
+    }
+    r!(1, 0x01);
+    r!(2, 0x02);
+    r!(3, 0x04);
+    r!(4, 0x08);
+    r!(5, 0x10);
+    r!(6, 0x20);
+    r!(7, 0x40);
+    r!(8, 0x80);
+    for (i, k) in rk.iter_mut().take(13).enumerate() {
+        k.copy_from_slice(&w[16 * i..16 * i + 16]);
+    }
+    w.zeroize();
+    tmp.zeroize();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Block kernels. `NR` (10/12/14) is a const so the round loops unroll fully.
+
+/// Number of blocks kept in flight by the parallel kernels.
+const LANES: usize = 8;
+
+#[inline]
+#[target_feature(enable = "aes,sse4.1")]
+fn keys<const NR: usize>(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
+    let mut k = [_mm_setzero_si128(); 15];
+    for i in 0..=NR {
+        k[i] = load(&rk[i]);
+    }
+    k
+}
+
+#[inline]
+#[target_feature(enable = "aes,sse4.1")]
+fn enc1<const NR: usize>(k: &[__m128i; 15], mut x: __m128i) -> __m128i {
+    x = _mm_xor_si128(x, k[0]);
+    for r in 1..NR {
+        x = _mm_aesenc_si128(x, k[r]);
+    }
+    _mm_aesenclast_si128(x, k[NR])
+}
+
+#[inline]
+#[target_feature(enable = "aes,sse4.1")]
+fn dec1<const NR: usize>(k: &[__m128i; 15], mut x: __m128i) -> __m128i {
+    x = _mm_xor_si128(x, k[0]);
+    for r in 1..NR {
+        x = _mm_aesdec_si128(x, k[r]);
+    }
+    _mm_aesdeclast_si128(x, k[NR])
+}
+
+/// Runs `$body` with `NR` bound to the schedule's round count as a const.
+macro_rules! by_rounds {
+    ($rounds:expr, $f:ident ( $($a:expr),* )) => {
+        match $rounds {
+            10 => $f::<10>($($a),*),
+            12 => $f::<12>($($a),*),
+            _ => $f::<14>($($a),*),
+        }
+    };
+}
+
+#[target_feature(enable = "aes,sse4.1")]
+fn ecb_enc<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
+    let k = keys::<NR>(&rk.enc);
+    let mut chunks = buf.chunks_exact_mut(16 * LANES);
+    for c in &mut chunks {
+        let mut x: [__m128i; LANES] = core::array::from_fn(|i| _mm_xor_si128(load_at(c, i), k[0]));
+        for r in 1..NR {
+            x = x.map(|v| _mm_aesenc_si128(v, k[r]));
+        }
+        for (i, v) in x.into_iter().enumerate() {
+            store_at(c, i, _mm_aesenclast_si128(v, k[NR]));
+        }
+    }
+    let rest = chunks.into_remainder();
+    for i in 0..rest.len() / 16 {
+        store_at(rest, i, enc1::<NR>(&k, load_at(rest, i)));
+    }
+}
+
+#[target_feature(enable = "aes,sse4.1")]
+fn ecb_dec<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
+    let k = keys::<NR>(&rk.dec);
+    let mut chunks = buf.chunks_exact_mut(16 * LANES);
+    for c in &mut chunks {
+        let mut x: [__m128i; LANES] = core::array::from_fn(|i| _mm_xor_si128(load_at(c, i), k[0]));
+        for r in 1..NR {
+            x = x.map(|v| _mm_aesdec_si128(v, k[r]));
+        }
+        for (i, v) in x.into_iter().enumerate() {
+            store_at(c, i, _mm_aesdeclast_si128(v, k[NR]));
+        }
+    }
+    let rest = chunks.into_remainder();
+    for i in 0..rest.len() / 16 {
+        store_at(rest, i, dec1::<NR>(&k, load_at(rest, i)));
+    }
+}
+
+#[target_feature(enable = "aes,sse4.1")]
+fn cbc_enc<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
+    let k = keys::<NR>(&rk.enc);
+    let mut c = load(iv);
+    // IMPLEMENTATION NOTE: the plaintext block and round key 0 are combined before the chain
+    // needs them, so the serial path per block is the 10-14 AES rounds plus one XOR.
+    for i in 0..buf.len() / 16 {
+        let p = _mm_xor_si128(load_at(buf, i), k[0]);
+        let mut x = _mm_xor_si128(c, p);
+        for r in 1..NR {
+            x = _mm_aesenc_si128(x, k[r]);
+        }
+        c = _mm_aesenclast_si128(x, k[NR]);
+        store_at(buf, i, c);
+    }
+    store(iv, c);
+}
+
+#[target_feature(enable = "aes,sse4.1")]
+fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
+    let k = keys::<NR>(&rk.dec);
+    let mut prev = load(iv);
+    let mut chunks = buf.chunks_exact_mut(16 * LANES);
+    for c in &mut chunks {
+        let ct: [__m128i; LANES] = core::array::from_fn(|i| load_at(c, i));
+        let mut x = ct.map(|v| _mm_xor_si128(v, k[0]));
+        for r in 1..NR {
+            x = x.map(|v| _mm_aesdec_si128(v, k[r]));
+        }
+        for i in 0..LANES {
+            let chain = if i == 0 { prev } else { ct[i - 1] };
+            // Fold the chaining XOR into the last round: declast(x, k ^ chain).
+            store_at(c, i, _mm_aesdeclast_si128(x[i], _mm_xor_si128(k[NR], chain)));
+        }
+        prev = ct[LANES - 1];
+    }
+    let rest = chunks.into_remainder();
+    for i in 0..rest.len() / 16 {
+        let ct = load_at(rest, i);
+        store_at(rest, i, _mm_xor_si128(dec1::<NR>(&k, ct), prev));
+        prev = ct;
+    }
+    store(iv, prev);
+}
+
+/// Byte-reverses a 128-bit lane: little-endian counter <-> big-endian counter block.
+#[inline]
+#[target_feature(enable = "aes,sse4.1")]
+pub(crate) fn bswap_mask() -> __m128i {
+    _mm_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+}
+
+#[target_feature(enable = "aes,sse4.1")]
+fn ctr<const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
+    let k = keys::<NR>(&rk.enc);
+    let bswap = bswap_mask();
+    // The counter, little-endian: low 64 bits in lane 0. The caller guarantees lane 0 does not
+    // wrap in this call, so a 64-bit add is exact.
+    let mut c = _mm_set_epi64x((ctr >> 64) as i64, ctr as i64);
+    let one = _mm_set_epi64x(0, 1);
+    let mut chunks = buf.chunks_exact_mut(16 * LANES);
+    for ch in &mut chunks {
+        let mut x = [_mm_setzero_si128(); LANES];
+        for v in x.iter_mut() {
+            *v = _mm_xor_si128(_mm_shuffle_epi8(c, bswap), k[0]);
+            c = _mm_add_epi64(c, one);
+        }
+        for r in 1..NR {
+            x = x.map(|v| _mm_aesenc_si128(v, k[r]));
+        }
+        for (i, v) in x.into_iter().enumerate() {
+            // Data XOR folded into the last round: enclast(x, k ^ data).
+            let d = _mm_xor_si128(load_at(ch, i), k[NR]);
+            store_at(ch, i, _mm_aesenclast_si128(v, d));
+        }
+    }
+    let rest = chunks.into_remainder();
+    for i in 0..rest.len() / 16 {
+        let ks = enc1::<NR>(&k, _mm_shuffle_epi8(c, bswap));
+        store_at(rest, i, _mm_xor_si128(ks, load_at(rest, i)));
+        c = _mm_add_epi64(c, one);
+    }
+}
+
+// Safe entry points. SAFETY (all five): `Keys` of this layout are only built and used through
+// `Backend::{Aesni, Vaes256, Vaes512}`, after `Aes::with_backend` checked that the CPU has
+// AES-NI and SSE4.1 (`Backend::is_available`).
+
+pub(crate) fn encrypt_blocks(k: &Keys, buf: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_rounds!(k.rounds, ecb_enc(k, buf)) }
+}
+
+pub(crate) fn decrypt_blocks(k: &Keys, buf: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_rounds!(k.rounds, ecb_dec(k, buf)) }
+}
+
+pub(crate) fn cbc_encrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_rounds!(k.rounds, cbc_enc(k, iv, buf)) }
+}
+
+pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_rounds!(k.rounds, cbc_dec(k, iv, buf)) }
+}
+
+pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_rounds!(k.rounds, ctr(k, c, buf)) }
+}

@@ -1,0 +1,64 @@
+//! The library's one error type.
+
+use core::fmt;
+
+/// What went wrong. Messages never contain key or data bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The key is not 16, 24 or 32 bytes long.
+    InvalidKeyLength,
+    /// The IV or counter block is not 16 bytes long.
+    InvalidIvLength,
+    /// The data is not a whole number of 16-byte blocks (ECB, CBC without padding).
+    NotBlockAligned,
+    /// PKCS#7 padding is malformed (wrong key, wrong IV, or corrupted ciphertext).
+    BadPadding,
+    /// The requested backend cannot run on this CPU.
+    BackendUnavailable,
+    /// An output buffer is too small for the result.
+    OutputTooSmall,
+    /// A backend name was not recognised.
+    UnknownBackend,
+}
+
+/// The error type of every fallible `aesx` call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Error {
+    kind: ErrorKind,
+}
+
+impl Error {
+    pub(crate) const fn new(kind: ErrorKind) -> Self {
+        Error { kind }
+    }
+
+    /// The kind of failure.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+}
+
+impl From<ErrorKind> for Error {
+    fn from(kind: ErrorKind) -> Self {
+        Error { kind }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.kind {
+            ErrorKind::InvalidKeyLength => "AES key must be 16, 24 or 32 bytes (128, 192 or 256 bits)",
+            ErrorKind::InvalidIvLength => "IV / counter block must be 16 bytes",
+            ErrorKind::NotBlockAligned => "data length must be a multiple of the 16-byte AES block",
+            ErrorKind::BadPadding => "bad PKCS#7 padding (wrong key or IV, or corrupted data)",
+            ErrorKind::BackendUnavailable => "the requested AES backend is not available on this CPU",
+            ErrorKind::OutputTooSmall => "output buffer is too small",
+            ErrorKind::UnknownBackend => {
+                "unknown backend name (expected soft, vpaes, aesni, vaes256 or vaes512)"
+            }
+        })
+    }
+}
+
+impl core::error::Error for Error {}

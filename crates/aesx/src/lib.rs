@@ -1,0 +1,176 @@
+//! # aesx: constant-time AES at the hardware limit
+//!
+//! AES-128/192/256 with the fastest backend this CPU has, picked at run time:
+//! `vaes512` (VAES on zmm), `vaes256` (VAES on ymm), `aesni` (AES-NI, 8 blocks in flight),
+//! `vpaes` (SSSE3 vector permute) and the portable bitsliced `soft`. No backend indexes a table
+//! with secret data. Modes: ECB, CBC (with PKCS#7 helpers) and SSH-style CTR (a 128-bit
+//! big-endian counter, as in SSH `aes*-ctr`, PuTTY's SDCTR and NIST SP 800-38A).
+//!
+//! ```
+//! use aesx::{Aes, Ctr};
+//!
+//! let key = [0x2bu8; 16];
+//! let iv = [0u8; 16];
+//! let aes = Aes::new(&key)?;                  // fastest backend on this CPU
+//! let mut data = *b"attack at dawn, or at 10:00 if it rains";
+//! Ctr::new(&aes, &iv).apply_keystream(&mut data);
+//! Ctr::new(&aes, &iv).apply_keystream(&mut data);
+//! assert_eq!(&data, b"attack at dawn, or at 10:00 if it rains");
+//! println!("backend: {}", aes.backend());
+//! # Ok::<(), aesx::Error>(())
+//! ```
+//!
+//! ## Features
+//! - `std` (default): implies `alloc`. CPU detection works without it.
+//! - `alloc`: [`Backend::available`] and the `Vec`-returning PKCS#7 helpers.
+#![no_std]
+#![cfg_attr(not(target_arch = "x86_64"), forbid(unsafe_code))]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+mod backend;
+pub mod cpu;
+mod error;
+pub mod mode;
+
+pub use cpu::{Backend, CpuFeatures};
+pub use error::{Error, ErrorKind};
+pub use mode::cbc::{CbcDecryptor, CbcEncryptor, pkcs7_pad, pkcs7_unpad};
+#[cfg(feature = "alloc")]
+pub use mode::cbc::{cbc_decrypt_pkcs7, cbc_encrypt_pkcs7};
+pub use mode::ctr::Ctr;
+
+use core::fmt;
+
+/// The AES block size in bytes.
+pub const BLOCK: usize = 16;
+
+/// An expanded AES key (encryption and decryption schedules) bound to one backend.
+///
+/// The schedules are zeroized when the value is dropped. `Debug` never prints key material.
+pub struct Aes {
+    backend: Backend,
+    key_bits: u32,
+    keys: backend::Keys,
+}
+
+impl fmt::Debug for Aes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Aes")
+            .field("backend", &self.backend)
+            .field("key_bits", &self.key_bits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Aes {
+    /// Expands a 16-, 24- or 32-byte key on the fastest backend of this CPU.
+    pub fn new(key: &[u8]) -> Result<Aes, Error> {
+        Aes::with_backend(key, Backend::detect())
+    }
+
+    /// Expands a key on a chosen backend; [`ErrorKind::BackendUnavailable`] if this CPU cannot
+    /// run it.
+    pub fn with_backend(key: &[u8], backend: Backend) -> Result<Aes, Error> {
+        if !matches!(key.len(), 16 | 24 | 32) {
+            return Err(Error::new(ErrorKind::InvalidKeyLength));
+        }
+        if !backend.is_available() {
+            return Err(Error::new(ErrorKind::BackendUnavailable));
+        }
+        Ok(Aes {
+            backend,
+            key_bits: key.len() as u32 * 8,
+            keys: backend::Keys::expand(backend, key),
+        })
+    }
+
+    /// The backend this key schedule runs on.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// 128, 192 or 256.
+    pub fn key_bits(&self) -> u32 {
+        self.key_bits
+    }
+
+    /// Encrypts one block in place.
+    pub fn encrypt_block(&self, block: &mut [u8; 16]) {
+        backend::encrypt_blocks(self.backend, &self.keys, block);
+    }
+
+    /// Decrypts one block in place.
+    pub fn decrypt_block(&self, block: &mut [u8; 16]) {
+        backend::decrypt_blocks(self.backend, &self.keys, block);
+    }
+
+    /// ECB-encrypts whole blocks in place. Panics unless `buf.len()` is a multiple of 16;
+    /// see [`Aes::try_encrypt_blocks`].
+    pub fn encrypt_blocks(&self, buf: &mut [u8]) {
+        self.try_encrypt_blocks(buf).expect("ECB data must be whole 16-byte blocks")
+    }
+
+    /// ECB-decrypts whole blocks in place. Panics unless `buf.len()` is a multiple of 16;
+    /// see [`Aes::try_decrypt_blocks`].
+    pub fn decrypt_blocks(&self, buf: &mut [u8]) {
+        self.try_decrypt_blocks(buf).expect("ECB data must be whole 16-byte blocks")
+    }
+
+    /// ECB-encrypts whole blocks in place; [`ErrorKind::NotBlockAligned`] otherwise.
+    pub fn try_encrypt_blocks(&self, buf: &mut [u8]) -> Result<(), Error> {
+        check_blocks(buf.len())?;
+        backend::encrypt_blocks(self.backend, &self.keys, buf);
+        Ok(())
+    }
+
+    /// ECB-decrypts whole blocks in place; [`ErrorKind::NotBlockAligned`] otherwise.
+    pub fn try_decrypt_blocks(&self, buf: &mut [u8]) -> Result<(), Error> {
+        check_blocks(buf.len())?;
+        backend::decrypt_blocks(self.backend, &self.keys, buf);
+        Ok(())
+    }
+
+    /// ECB-encrypts `input` into `output` (same length, whole blocks).
+    pub fn encrypt_blocks_b2b(&self, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
+        copy_in(input, output)?;
+        self.try_encrypt_blocks(&mut output[..input.len()])
+    }
+
+    /// ECB-decrypts `input` into `output` (same length, whole blocks).
+    pub fn decrypt_blocks_b2b(&self, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
+        copy_in(input, output)?;
+        self.try_decrypt_blocks(&mut output[..input.len()])
+    }
+
+    /// Stateless, seekable CTR: XORs `buf` with the keystream that starts `pos` bytes into the
+    /// stream whose first counter block is `iv` (128-bit big-endian, incremented mod 2^128).
+    /// Any split of a message into `(pos, buf)` pieces gives the same result as one call; this
+    /// is what multi-threaded CTR builds on.
+    pub fn ctr_xor_at(&self, iv: &[u8; 16], pos: u64, buf: &mut [u8]) {
+        mode::ctr::xor_at(self, u128::from_be_bytes(*iv), pos, buf)
+    }
+
+    pub(crate) fn kernels(&self) -> (Backend, &backend::Keys) {
+        (self.backend, &self.keys)
+    }
+}
+
+fn check_blocks(len: usize) -> Result<(), Error> {
+    if len % BLOCK == 0 {
+        Ok(())
+    } else {
+        Err(Error::new(ErrorKind::NotBlockAligned))
+    }
+}
+
+fn copy_in(input: &[u8], output: &mut [u8]) -> Result<(), Error> {
+    if output.len() < input.len() {
+        return Err(Error::new(ErrorKind::OutputTooSmall));
+    }
+    output[..input.len()].copy_from_slice(input);
+    Ok(())
+}

@@ -1,0 +1,135 @@
+//! CTR with a 128-bit big-endian counter incremented mod 2^128 (SSH `aes*-ctr`, PuTTY's SDCTR,
+//! NIST SP 800-38A).
+//!
+//! Backends keep a 64-bit counter in their hot loops; this module splits every call at the
+//! points where the low 64 bits of the counter would wrap, so the carry into the high half is
+//! handled here, outside the loop, for all backends.
+
+use zeroize::Zeroize;
+
+use crate::{Aes, backend};
+
+/// XORs whole blocks with E(ctr), E(ctr+1), ..., splitting where the low 64 bits wrap.
+fn xor_blocks(aes: &Aes, mut ctr: u128, mut buf: &mut [u8]) -> u128 {
+    let (b, keys) = aes.kernels();
+    debug_assert!(buf.len() % 16 == 0);
+    while !buf.is_empty() {
+        // Blocks left before the low 64 bits wrap (at least 1, at most 2^64).
+        let room = (u64::MAX - ctr as u64) as u128 + 1;
+        let n = ((buf.len() / 16) as u128).min(room) as usize;
+        let (now, rest) = buf.split_at_mut(n * 16);
+        backend::ctr_xor(b, keys, ctr, now);
+        ctr = ctr.wrapping_add(n as u128);
+        buf = rest;
+    }
+    ctr
+}
+
+fn keystream_block(aes: &Aes, ctr: u128) -> [u8; 16] {
+    let mut ks = [0u8; 16];
+    let (b, keys) = aes.kernels();
+    backend::ctr_xor(b, keys, ctr, &mut ks);
+    ks
+}
+
+fn xor_into(dst: &mut [u8], src: &[u8]) {
+    dst.iter_mut().zip(src).for_each(|(d, s)| *d ^= s);
+}
+
+/// Stateless seekable CTR (see [`Aes::ctr_xor_at`]).
+pub(crate) fn xor_at(aes: &Aes, iv: u128, pos: u64, buf: &mut [u8]) {
+    let mut ctr = Ctr { aes, iv, pos: 0, ks: [0; 16] };
+    ctr.seek(pos);
+    ctr.apply_keystream(buf);
+}
+
+/// A CTR keystream position: streaming, seekable, any chunking gives the same bytes.
+///
+/// Borrows an expanded key, so starting a new message costs nothing beyond the first block.
+pub struct Ctr<'a> {
+    aes: &'a Aes,
+    iv: u128,
+    pos: u64,
+    /// Keystream of the block holding `pos`, valid when `pos % 16 != 0`.
+    ks: [u8; 16],
+}
+
+impl Drop for Ctr<'_> {
+    fn drop(&mut self) {
+        self.ks.zeroize();
+    }
+}
+
+impl<'a> Ctr<'a> {
+    /// A stream at position 0 whose first counter block is `iv`.
+    pub fn new(aes: &'a Aes, iv: &[u8; 16]) -> Ctr<'a> {
+        Ctr {
+            aes,
+            iv: u128::from_be_bytes(*iv),
+            pos: 0,
+            ks: [0; 16],
+        }
+    }
+
+    /// Like [`Ctr::new`], with an IV slice that must be 16 bytes.
+    pub fn try_new(aes: &'a Aes, iv: &[u8]) -> Result<Ctr<'a>, crate::Error> {
+        let iv: &[u8; 16] = iv
+            .try_into()
+            .map_err(|_| crate::Error::new(crate::ErrorKind::InvalidIvLength))?;
+        Ok(Ctr::new(aes, iv))
+    }
+
+    /// The current byte position in the keystream.
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    /// Moves to any byte position.
+    pub fn seek(&mut self, pos: u64) {
+        self.pos = pos;
+        if pos % 16 != 0 {
+            self.ks = keystream_block(self.aes, self.block_ctr());
+        }
+    }
+
+    /// The counter block that covers the current position.
+    pub fn counter(&self) -> [u8; 16] {
+        self.block_ctr().to_be_bytes()
+    }
+
+    fn block_ctr(&self) -> u128 {
+        self.iv.wrapping_add((self.pos / 16) as u128)
+    }
+
+    /// Encrypts or decrypts `buf` in place and advances the position by `buf.len()`.
+    pub fn apply_keystream(&mut self, mut buf: &mut [u8]) {
+        let off = (self.pos % 16) as usize;
+        if off != 0 {
+            let n = (16 - off).min(buf.len());
+            let (head, rest) = buf.split_at_mut(n);
+            xor_into(head, &self.ks[off..off + n]);
+            self.pos += n as u64;
+            buf = rest;
+        }
+        if buf.is_empty() {
+            return;
+        }
+        let whole = buf.len() / 16 * 16;
+        let (body, tail) = buf.split_at_mut(whole);
+        let ctr = xor_blocks(self.aes, self.block_ctr(), body);
+        self.pos += whole as u64;
+        if !tail.is_empty() {
+            self.ks = keystream_block(self.aes, ctr);
+            xor_into(tail, &self.ks);
+            self.pos += tail.len() as u64;
+        }
+    }
+
+    /// Buffer-to-buffer form of [`Ctr::apply_keystream`]: `output[..input.len()]` receives the
+    /// result.
+    pub fn apply_keystream_b2b(&mut self, input: &[u8], output: &mut [u8]) -> Result<(), crate::Error> {
+        crate::copy_in(input, output)?;
+        self.apply_keystream(&mut output[..input.len()]);
+        Ok(())
+    }
+}
