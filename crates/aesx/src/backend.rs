@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! expand(key: &[u8]) -> Keys                 key is 16, 24 or 32 bytes
+//! from_round_keys(enc: &[[u8; 16]]) -> Keys  FIPS-197 encryption round keys, 11/13/15 of them
 //! encrypt_blocks(&Keys, buf: &mut [u8])      ECB encrypt in place
 //! decrypt_blocks(&Keys, buf: &mut [u8])      ECB decrypt in place
 //! cbc_encrypt(&Keys, iv: &mut [u8; 16], buf) CBC encrypt in place; iv <- last ciphertext block
@@ -20,9 +21,9 @@
 //! The key schedule remembers the backend that built it; layouts are never mixed. AES-NI and
 //! both VAES backends share one round-key layout ([`aesni::Keys`]).
 
-pub(crate) mod soft;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod aesni;
+pub(crate) mod soft;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod vaes256;
 #[cfg(target_arch = "x86_64")]
@@ -67,6 +68,22 @@ impl Keys {
             Backend::Aesni | Backend::Vaes256 | Backend::Vaes512 => Keys::Hw(aesni::expand(key)),
             #[allow(unreachable_patterns)]
             _ => Keys::Soft(soft::expand(key)),
+        }
+    }
+
+    /// Builds a schedule from standard (FIPS-197) encryption round keys, `rounds + 1` of them.
+    pub(crate) fn from_round_keys(backend: Backend, enc: &[[u8; 16]]) -> Keys {
+        debug_assert!(backend.is_available() && matches!(enc.len(), 11 | 13 | 15));
+        match backend {
+            Backend::Soft => Keys::Soft(soft::from_round_keys(enc)),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Vpaes => Keys::Vpaes(vpaes::from_round_keys(enc)),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Aesni | Backend::Vaes256 | Backend::Vaes512 => {
+                Keys::Hw(aesni::from_round_keys(enc))
+            }
+            #[allow(unreachable_patterns)]
+            _ => Keys::Soft(soft::from_round_keys(enc)),
         }
     }
 }

@@ -64,7 +64,10 @@ impl Backend {
     /// Every backend this CPU can run, slowest first (so `soft` is always first).
     #[cfg(feature = "alloc")]
     pub fn available() -> alloc::vec::Vec<Backend> {
-        Backend::ALL.into_iter().filter(|b| b.is_available()).collect()
+        Backend::ALL
+            .into_iter()
+            .filter(|b| b.is_available())
+            .collect()
     }
 
     /// The fastest available backend (what [`crate::Aes::new`] uses).

@@ -48,11 +48,15 @@ impl From<ErrorKind> for Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self.kind {
-            ErrorKind::InvalidKeyLength => "AES key must be 16, 24 or 32 bytes (128, 192 or 256 bits)",
+            ErrorKind::InvalidKeyLength => {
+                "AES key must be 16, 24 or 32 bytes (128, 192 or 256 bits)"
+            }
             ErrorKind::InvalidIvLength => "IV / counter block must be 16 bytes",
             ErrorKind::NotBlockAligned => "data length must be a multiple of the 16-byte AES block",
             ErrorKind::BadPadding => "bad PKCS#7 padding (wrong key or IV, or corrupted data)",
-            ErrorKind::BackendUnavailable => "the requested AES backend is not available on this CPU",
+            ErrorKind::BackendUnavailable => {
+                "the requested AES backend is not available on this CPU"
+            }
             ErrorKind::OutputTooSmall => "output buffer is too small",
             ErrorKind::UnknownBackend => {
                 "unknown backend name (expected soft, vpaes, aesni, vaes256 or vaes512)"

@@ -34,6 +34,7 @@ extern crate std;
 mod backend;
 pub mod cpu;
 mod error;
+pub mod hazmat;
 pub mod mode;
 
 pub use cpu::{Backend, CpuFeatures};
@@ -111,13 +112,15 @@ impl Aes {
     /// ECB-encrypts whole blocks in place. Panics unless `buf.len()` is a multiple of 16;
     /// see [`Aes::try_encrypt_blocks`].
     pub fn encrypt_blocks(&self, buf: &mut [u8]) {
-        self.try_encrypt_blocks(buf).expect("ECB data must be whole 16-byte blocks")
+        self.try_encrypt_blocks(buf)
+            .expect("ECB data must be whole 16-byte blocks")
     }
 
     /// ECB-decrypts whole blocks in place. Panics unless `buf.len()` is a multiple of 16;
     /// see [`Aes::try_decrypt_blocks`].
     pub fn decrypt_blocks(&self, buf: &mut [u8]) {
-        self.try_decrypt_blocks(buf).expect("ECB data must be whole 16-byte blocks")
+        self.try_decrypt_blocks(buf)
+            .expect("ECB data must be whole 16-byte blocks")
     }
 
     /// ECB-encrypts whole blocks in place; [`ErrorKind::NotBlockAligned`] otherwise.

@@ -97,6 +97,18 @@ pub(crate) fn expand_with(key: &[u8], v: Variant) -> Keys {
     k
 }
 
+pub(crate) fn from_round_keys(enc: &[[u8; 16]]) -> Keys {
+    let mut k = Keys {
+        enc: [[0; 16]; 15],
+        dec: [[0; 16]; 15],
+        rounds: enc.len() - 1,
+    };
+    k.enc[..enc.len()].copy_from_slice(enc);
+    // SAFETY: as in `expand_with`: reached only for an available hardware backend.
+    unsafe { invert(&mut k) };
+    k
+}
+
 #[target_feature(enable = "aes,sse4.1")]
 fn expand_hw(key: &[u8], v: Variant, k: &mut Keys) {
     match (key.len(), v) {
@@ -134,7 +146,9 @@ fn prefix_xor(x: __m128i) -> __m128i {
 #[target_feature(enable = "aes,sse4.1")]
 fn rot_sub<const ENCLAST: bool, const RC: i32>(x: __m128i) -> __m128i {
     if ENCLAST {
-        let rot3 = _mm_setr_epi8(13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12);
+        let rot3 = _mm_setr_epi8(
+            13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12,
+        );
         _mm_aesenclast_si128(_mm_shuffle_epi8(x, rot3), _mm_set1_epi32(RC))
     } else {
         _mm_shuffle_epi32::<0xff>(_mm_aeskeygenassist_si128::<RC>(x))
@@ -146,7 +160,9 @@ fn rot_sub<const ENCLAST: bool, const RC: i32>(x: __m128i) -> __m128i {
 #[target_feature(enable = "aes,sse4.1")]
 fn sub<const ENCLAST: bool>(x: __m128i) -> __m128i {
     if ENCLAST {
-        let w3 = _mm_setr_epi8(12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15);
+        let w3 = _mm_setr_epi8(
+            12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15,
+        );
         _mm_aesenclast_si128(_mm_shuffle_epi8(x, w3), _mm_setzero_si128())
     } else {
         _mm_shuffle_epi32::<0xaa>(_mm_aeskeygenassist_si128::<0>(x))
@@ -366,7 +382,11 @@ fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
         for i in 0..LANES {
             let chain = if i == 0 { prev } else { ct[i - 1] };
             // Fold the chaining XOR into the last round: declast(x, k ^ chain).
-            store_at(c, i, _mm_aesdeclast_si128(x[i], _mm_xor_si128(k[NR], chain)));
+            store_at(
+                c,
+                i,
+                _mm_aesdeclast_si128(x[i], _mm_xor_si128(k[NR], chain)),
+            );
         }
         prev = ct[LANES - 1];
     }

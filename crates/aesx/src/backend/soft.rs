@@ -6,6 +6,8 @@
 
 use zeroize::Zeroize;
 
+use crate::hazmat::{gmul, sbox};
+
 pub(crate) struct Keys {
     rk: [[u8; 16]; 15],
     rounds: usize,
@@ -15,33 +17,6 @@ impl Drop for Keys {
     fn drop(&mut self) {
         self.rk.zeroize();
     }
-}
-
-fn gmul(mut a: u8, mut b: u8) -> u8 {
-    let mut p = 0u8;
-    for _ in 0..8 {
-        p ^= a & 0u8.wrapping_sub(b & 1);
-        let hi = 0u8.wrapping_sub(a >> 7);
-        a = (a << 1) ^ (hi & 0x1b);
-        b >>= 1;
-    }
-    p
-}
-
-fn sbox(x: u8) -> u8 {
-    // x^254 = x^-1 (0 -> 0)
-    let x2 = gmul(x, x);
-    let x3 = gmul(x2, x);
-    let x6 = gmul(x3, x3);
-    let x12 = gmul(x6, x6);
-    let x15 = gmul(x12, x3);
-    let x30 = gmul(x15, x15);
-    let x60 = gmul(x30, x30);
-    let x120 = gmul(x60, x60);
-    let x126 = gmul(x120, x6);
-    let x252 = gmul(x126, x126);
-    let inv = gmul(x252, x2);
-    inv ^ inv.rotate_left(1) ^ inv.rotate_left(2) ^ inv.rotate_left(3) ^ inv.rotate_left(4) ^ 0x63
 }
 
 fn inv_sbox(y: u8) -> u8 {
@@ -60,33 +35,17 @@ fn inv_sbox(y: u8) -> u8 {
 }
 
 pub(crate) fn expand(key: &[u8]) -> Keys {
-    let nk = key.len() / 4;
-    let rounds = nk + 6;
-    let mut w = [[0u8; 4]; 60];
-    for i in 0..nk {
-        w[i].copy_from_slice(&key[4 * i..4 * i + 4]);
-    }
-    let mut rcon = 1u8;
-    for i in nk..4 * (rounds + 1) {
-        let mut t = w[i - 1];
-        if i % nk == 0 {
-            t = [sbox(t[1]) ^ rcon, sbox(t[2]), sbox(t[3]), sbox(t[0])];
-            rcon = gmul(rcon, 2);
-        } else if nk > 6 && i % nk == 4 {
-            t = t.map(sbox);
-        }
-        for j in 0..4 {
-            w[i][j] = w[i - nk][j] ^ t[j];
-        }
-    }
+    let rk = crate::hazmat::portable_expand(key);
+    from_round_keys(rk.as_slice())
+}
+
+pub(crate) fn from_round_keys(enc: &[[u8; 16]]) -> Keys {
     let mut rk = [[0u8; 16]; 15];
-    for (r, k) in rk.iter_mut().enumerate().take(rounds + 1) {
-        for c in 0..4 {
-            k[4 * c..4 * c + 4].copy_from_slice(&w[4 * r + c]);
-        }
+    rk[..enc.len()].copy_from_slice(enc);
+    Keys {
+        rk,
+        rounds: enc.len() - 1,
     }
-    w.zeroize();
-    Keys { rk, rounds }
 }
 
 fn add(s: &mut [u8; 16], k: &[u8; 16]) {
@@ -117,7 +76,8 @@ fn mix(s: &mut [u8; 16]) {
     for c in 0..4 {
         let a = [s[4 * c], s[4 * c + 1], s[4 * c + 2], s[4 * c + 3]];
         for r in 0..4 {
-            s[4 * c + r] = gmul(a[r], 2) ^ gmul(a[(r + 1) % 4], 3) ^ a[(r + 2) % 4] ^ a[(r + 3) % 4];
+            s[4 * c + r] =
+                gmul(a[r], 2) ^ gmul(a[(r + 1) % 4], 3) ^ a[(r + 2) % 4] ^ a[(r + 3) % 4];
         }
     }
 }

@@ -5,4 +5,7 @@
 
 pub(crate) const BUILT: bool = false;
 
-pub(crate) use super::soft::{Keys, cbc_decrypt, cbc_encrypt, ctr_xor, decrypt_blocks, encrypt_blocks, expand};
+pub(crate) use super::soft::{
+    Keys, cbc_decrypt, cbc_encrypt, ctr_xor, decrypt_blocks, encrypt_blocks, expand,
+    from_round_keys,
+};

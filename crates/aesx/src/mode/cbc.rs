@@ -129,7 +129,11 @@ pub fn cbc_encrypt_pkcs7(aes: &Aes, iv: &[u8; 16], data: &[u8]) -> alloc::vec::V
 /// CBC-decrypts `data` and removes PKCS#7 padding; [`ErrorKind::BadPadding`] if it is invalid
 /// (or `data` is not a non-empty whole number of blocks).
 #[cfg(feature = "alloc")]
-pub fn cbc_decrypt_pkcs7(aes: &Aes, iv: &[u8; 16], data: &[u8]) -> Result<alloc::vec::Vec<u8>, Error> {
+pub fn cbc_decrypt_pkcs7(
+    aes: &Aes,
+    iv: &[u8; 16],
+    data: &[u8],
+) -> Result<alloc::vec::Vec<u8>, Error> {
     if data.is_empty() || data.len() % 16 != 0 {
         return Err(Error::new(ErrorKind::BadPadding));
     }

@@ -38,7 +38,12 @@ fn xor_into(dst: &mut [u8], src: &[u8]) {
 
 /// Stateless seekable CTR (see [`Aes::ctr_xor_at`]).
 pub(crate) fn xor_at(aes: &Aes, iv: u128, pos: u64, buf: &mut [u8]) {
-    let mut ctr = Ctr { aes, iv, pos: 0, ks: [0; 16] };
+    let mut ctr = Ctr {
+        aes,
+        iv,
+        pos: 0,
+        ks: [0; 16],
+    };
     ctr.seek(pos);
     ctr.apply_keystream(buf);
 }
@@ -127,7 +132,11 @@ impl<'a> Ctr<'a> {
 
     /// Buffer-to-buffer form of [`Ctr::apply_keystream`]: `output[..input.len()]` receives the
     /// result.
-    pub fn apply_keystream_b2b(&mut self, input: &[u8], output: &mut [u8]) -> Result<(), crate::Error> {
+    pub fn apply_keystream_b2b(
+        &mut self,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<(), crate::Error> {
         crate::copy_in(input, output)?;
         self.apply_keystream(&mut output[..input.len()]);
         Ok(())

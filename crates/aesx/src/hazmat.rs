@@ -1,0 +1,177 @@
+//! Low-level access for front ends that speak in round keys (the C ABI's SuiteB_FFI symbols)
+//! and for measuring key-expansion variants. Prefer [`crate::Aes`] everywhere else.
+
+use zeroize::Zeroize;
+
+use crate::{Aes, Backend, Error, ErrorKind, backend};
+
+/// FIPS-197 encryption round keys `w[4r..4r+4]` as 16-byte blocks; `rounds + 1` are valid.
+/// Zeroized on drop.
+#[derive(Clone)]
+pub struct RoundKeys {
+    pub rounds: usize,
+    pub keys: [[u8; 16]; 15],
+}
+
+impl Drop for RoundKeys {
+    fn drop(&mut self) {
+        self.keys.zeroize();
+    }
+}
+
+impl core::fmt::Debug for RoundKeys {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("RoundKeys { .. }")
+    }
+}
+
+impl RoundKeys {
+    /// The valid round keys.
+    pub fn as_slice(&self) -> &[[u8; 16]] {
+        &self.keys[..=self.rounds]
+    }
+}
+
+/// The standard AES key schedule of a 16/24/32-byte key (AES-NI when present, else a
+/// portable constant-time computation).
+pub fn expand_key(key: &[u8]) -> Result<RoundKeys, Error> {
+    if !matches!(key.len(), 16 | 24 | 32) {
+        return Err(Error::new(ErrorKind::InvalidKeyLength));
+    }
+    #[cfg(target_arch = "x86_64")]
+    if Backend::Aesni.is_available() {
+        let k = backend::aesni::expand(key);
+        return Ok(RoundKeys {
+            rounds: k.rounds,
+            keys: k.enc,
+        });
+    }
+    Ok(portable_expand(key))
+}
+
+/// GF(2^8) multiplication mod x^8+x^4+x^3+x+1, branch-free.
+pub(crate) fn gmul(mut a: u8, mut b: u8) -> u8 {
+    let mut p = 0u8;
+    for _ in 0..8 {
+        p ^= a & 0u8.wrapping_sub(b & 1);
+        let hi = 0u8.wrapping_sub(a >> 7);
+        a = (a << 1) ^ (hi & 0x1b);
+        b >>= 1;
+    }
+    p
+}
+
+/// The AES S-box computed as x^254 then the affine map: no table, no branch.
+pub(crate) fn sbox(x: u8) -> u8 {
+    let x2 = gmul(x, x);
+    let x3 = gmul(x2, x);
+    let x6 = gmul(x3, x3);
+    let x12 = gmul(x6, x6);
+    let x15 = gmul(x12, x3);
+    let x30 = gmul(x15, x15);
+    let x60 = gmul(x30, x30);
+    let x120 = gmul(x60, x60);
+    let x126 = gmul(x120, x6);
+    let x252 = gmul(x126, x126);
+    let inv = gmul(x252, x2);
+    inv ^ inv.rotate_left(1) ^ inv.rotate_left(2) ^ inv.rotate_left(3) ^ inv.rotate_left(4) ^ 0x63
+}
+
+/// FIPS-197 key expansion in portable constant-time code (slow S-box; fine for key setup).
+pub(crate) fn portable_expand(key: &[u8]) -> RoundKeys {
+    let nk = key.len() / 4;
+    let rounds = nk + 6;
+    let mut w = [[0u8; 4]; 60];
+    for i in 0..nk {
+        w[i].copy_from_slice(&key[4 * i..4 * i + 4]);
+    }
+    let mut rcon = 1u8;
+    for i in nk..4 * (rounds + 1) {
+        let mut t = w[i - 1];
+        if i % nk == 0 {
+            t = [sbox(t[1]) ^ rcon, sbox(t[2]), sbox(t[3]), sbox(t[0])];
+            rcon = gmul(rcon, 2);
+        } else if nk > 6 && i % nk == 4 {
+            t = t.map(sbox);
+        }
+        for j in 0..4 {
+            w[i][j] = w[i - nk][j] ^ t[j];
+        }
+    }
+    let mut keys = [[0u8; 16]; 15];
+    for (r, k) in keys.iter_mut().enumerate().take(rounds + 1) {
+        for c in 0..4 {
+            k[4 * c..4 * c + 4].copy_from_slice(&w[4 * r + c]);
+        }
+    }
+    w.zeroize();
+    RoundKeys { rounds, keys }
+}
+
+impl Aes {
+    /// Builds a cipher from FIPS-197 encryption round keys (11, 13 or 15 blocks) on `backend`.
+    pub fn from_round_keys(enc: &[[u8; 16]], backend: Backend) -> Result<Aes, Error> {
+        let bits = match enc.len() {
+            11 => 128,
+            13 => 192,
+            15 => 256,
+            _ => return Err(Error::new(ErrorKind::InvalidKeyLength)),
+        };
+        if !backend.is_available() {
+            return Err(Error::new(ErrorKind::BackendUnavailable));
+        }
+        Ok(Aes {
+            backend,
+            key_bits: bits,
+            keys: backend::Keys::from_round_keys(backend, enc),
+        })
+    }
+}
+
+/// Key-expansion variants of the hardware backends, for `aesx bench --ops keysetup-variants`.
+#[cfg(target_arch = "x86_64")]
+#[doc(hidden)]
+pub mod keysetup {
+    use crate::backend::aesni;
+
+    /// `(name, function)` for every AES-NI key-expansion variant; the function expands `key`
+    /// and returns one byte of the result (so the work cannot be optimised away).
+    /// Empty when the CPU has no AES-NI.
+    pub fn variants() -> impl Iterator<Item = (&'static str, fn(&[u8]) -> u8)> {
+        fn assist(k: &[u8]) -> u8 {
+            aesni::expand_with(k, aesni::Variant::Assist).dec[1][0]
+        }
+        fn enclast(k: &[u8]) -> u8 {
+            aesni::expand_with(k, aesni::Variant::Enclast).dec[1][0]
+        }
+        let list: [(&'static str, fn(&[u8]) -> u8); 2] =
+            [("aeskeygenassist", assist), ("aesenclast-pshufb", enclast)];
+        let ok = crate::Backend::Aesni.is_available();
+        list.into_iter().filter(move |_| ok)
+    }
+
+    /// The variant `Aes::new` uses on this CPU.
+    pub fn preferred() -> &'static str {
+        match aesni::preferred_variant() {
+            aesni::Variant::Assist => "aeskeygenassist",
+            aesni::Variant::Enclast => "aesenclast-pshufb",
+        }
+    }
+
+    /// Expands with a named variant and returns the encryption round keys (for tests).
+    pub fn expand_with(name: &str, key: &[u8]) -> Option<super::RoundKeys> {
+        let v = match name {
+            "aeskeygenassist" => aesni::Variant::Assist,
+            "aesenclast-pshufb" => aesni::Variant::Enclast,
+            _ => return None,
+        };
+        if !crate::Backend::Aesni.is_available() || !matches!(key.len(), 16 | 24 | 32) {
+            return None;
+        }
+        let k = aesni::expand_with(key, v);
+        Some(super::RoundKeys {
+            rounds: k.rounds,
+            keys: k.enc,
+        })
+    }
+}
