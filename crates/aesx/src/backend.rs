@@ -48,6 +48,8 @@ const fn vpaes_built() -> bool {
 }
 
 /// A key schedule in the layout of the backend that made it.
+// Stored inline (no allocation, no_std): the size difference between layouts is by design.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Keys {
     Soft(soft::Keys),
     #[cfg(target_arch = "x86_64")]

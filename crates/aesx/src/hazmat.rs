@@ -137,14 +137,16 @@ pub mod keysetup {
     /// `(name, function)` for every AES-NI key-expansion variant; the function expands `key`
     /// and returns one byte of the result (so the work cannot be optimised away).
     /// Empty when the CPU has no AES-NI.
-    pub fn variants() -> impl Iterator<Item = (&'static str, fn(&[u8]) -> u8)> {
+    pub type ExpandFn = fn(&[u8]) -> u8;
+
+    pub fn variants() -> impl Iterator<Item = (&'static str, ExpandFn)> {
         fn assist(k: &[u8]) -> u8 {
             aesni::expand_with(k, aesni::Variant::Assist).dec[1][0]
         }
         fn enclast(k: &[u8]) -> u8 {
             aesni::expand_with(k, aesni::Variant::Enclast).dec[1][0]
         }
-        let list: [(&'static str, fn(&[u8]) -> u8); 2] =
+        let list: [(&'static str, ExpandFn); 2] =
             [("aeskeygenassist", assist), ("aesenclast-pshufb", enclast)];
         let ok = crate::Backend::Aesni.is_available();
         list.into_iter().filter(move |_| ok)

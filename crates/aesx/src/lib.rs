@@ -163,7 +163,7 @@ impl Aes {
 }
 
 fn check_blocks(len: usize) -> Result<(), Error> {
-    if len % BLOCK == 0 {
+    if len.is_multiple_of(BLOCK) {
         Ok(())
     } else {
         Err(Error::new(ErrorKind::NotBlockAligned))

@@ -10,6 +10,8 @@
 //! Constant time: VAES runs in data-independent time; loop bounds and masks depend only on
 //! lengths.
 
+#![allow(clippy::needless_range_loop)]
+
 use core::arch::x86_64::*;
 
 use super::aesni::{Keys, load};

@@ -83,7 +83,7 @@ pub fn pkcs7_pad(tail: &[u8]) -> Result<[u8; 16], Error> {
 /// masks and no early exit, so timing reveals only whether the padding was valid, never which
 /// byte was wrong.
 pub fn pkcs7_unpad(data: &[u8]) -> Result<usize, Error> {
-    if data.is_empty() || data.len() % 16 != 0 {
+    if data.is_empty() || !data.len().is_multiple_of(16) {
         return Err(Error::new(ErrorKind::BadPadding));
     }
     let last: &[u8; 16] = data[data.len() - 16..].try_into().unwrap();
@@ -134,7 +134,7 @@ pub fn cbc_decrypt_pkcs7(
     iv: &[u8; 16],
     data: &[u8],
 ) -> Result<alloc::vec::Vec<u8>, Error> {
-    if data.is_empty() || data.len() % 16 != 0 {
+    if data.is_empty() || !data.len().is_multiple_of(16) {
         return Err(Error::new(ErrorKind::BadPadding));
     }
     let mut out = data.to_vec();

@@ -12,7 +12,7 @@ use crate::{Aes, backend};
 /// XORs whole blocks with E(ctr), E(ctr+1), ..., splitting where the low 64 bits wrap.
 fn xor_blocks(aes: &Aes, mut ctr: u128, mut buf: &mut [u8]) -> u128 {
     let (b, keys) = aes.kernels();
-    debug_assert!(buf.len() % 16 == 0);
+    debug_assert!(buf.len().is_multiple_of(16));
     while !buf.is_empty() {
         // Blocks left before the low 64 bits wrap (at least 1, at most 2^64).
         let room = (u64::MAX - ctr as u64) as u128 + 1;
@@ -92,7 +92,7 @@ impl<'a> Ctr<'a> {
     /// Moves to any byte position.
     pub fn seek(&mut self, pos: u64) {
         self.pos = pos;
-        if pos % 16 != 0 {
+        if !pos.is_multiple_of(16) {
             self.ks = keystream_block(self.aes, self.block_ctr());
         }
     }
