@@ -75,6 +75,28 @@ impl Keys {
         }
     }
 
+    /// A placeholder of the right layout for `backend`, filled by [`Keys::expand_into`].
+    #[inline(always)]
+    pub(crate) fn empty(backend: Backend) -> Keys {
+        match backend {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Aesni | Backend::Vaes256 | Backend::Vaes512 => Keys::Hw(aesni::Keys::ZERO),
+            _ => Keys::Soft(soft::from_round_keys(&[[0; 16]; 11])),
+        }
+    }
+
+    /// Like [`Keys::expand`], writing the hardware layout in place inside `slot` (no copy of
+    /// the large schedule); other layouts are built and moved.
+    #[inline(always)]
+    pub(crate) fn expand_into(backend: Backend, key: &[u8], slot: &mut Keys) {
+        #[cfg(target_arch = "x86_64")]
+        if let Keys::Hw(k) = slot {
+            aesni::expand_into(key, aesni::preferred_variant(), k);
+            return;
+        }
+        *slot = Keys::expand(backend, key);
+    }
+
     /// Builds a schedule from standard (FIPS-197) encryption round keys, `rounds + 1` of them.
     pub(crate) fn from_round_keys(backend: Backend, enc: &[[u8; 16]]) -> Keys {
         debug_assert!(backend.is_available() && matches!(enc.len(), 11 | 13 | 15));

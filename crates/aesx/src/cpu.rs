@@ -47,9 +47,24 @@ impl Backend {
         }
     }
 
-    /// Whether this CPU (and this build) can run the backend.
+    /// Whether this CPU (and this build) can run the backend. Decided once, then one load.
+    #[inline]
     pub fn is_available(self) -> bool {
-        let f = features();
+        static AVAILABLE: AtomicU32 = AtomicU32::new(0);
+        let mut set = AVAILABLE.load(Ordering::Relaxed);
+        if set == 0 {
+            let f = features();
+            for b in Backend::ALL {
+                if b.supported_by(&f) {
+                    set |= 1 << b as u32;
+                }
+            }
+            AVAILABLE.store(set, Ordering::Relaxed);
+        }
+        set & (1 << self as u32) != 0
+    }
+
+    fn supported_by(self, f: &CpuFeatures) -> bool {
         match self {
             Backend::Soft => true,
             Backend::Vpaes => crate::backend::VPAES_BUILT && f.ssse3,
@@ -70,13 +85,19 @@ impl Backend {
             .collect()
     }
 
-    /// The fastest available backend (what [`crate::Aes::new`] uses).
+    /// The fastest available backend (what [`crate::Aes::new`] uses). Decided once.
     pub fn detect() -> Backend {
-        Backend::ALL
+        static BEST: AtomicU32 = AtomicU32::new(u32::MAX);
+        if let Some(&b) = Backend::ALL.get(BEST.load(Ordering::Relaxed) as usize) {
+            return b;
+        }
+        let best = Backend::ALL
             .into_iter()
             .rev()
             .find(|b| b.is_available())
-            .unwrap_or(Backend::Soft)
+            .unwrap_or(Backend::Soft);
+        BEST.store(best as u32, Ordering::Relaxed);
+        best
     }
 }
 

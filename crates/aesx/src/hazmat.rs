@@ -141,10 +141,10 @@ pub mod keysetup {
 
     pub fn variants() -> impl Iterator<Item = (&'static str, ExpandFn)> {
         fn assist(k: &[u8]) -> u8 {
-            aesni::expand_with(k, aesni::Variant::Assist).dec[1][0]
+            aesni::expand_with(k, aesni::Variant::Assist).enc[10][0]
         }
         fn enclast(k: &[u8]) -> u8 {
-            aesni::expand_with(k, aesni::Variant::Enclast).dec[1][0]
+            aesni::expand_with(k, aesni::Variant::Enclast).enc[10][0]
         }
         let list: [(&'static str, ExpandFn); 2] =
             [("aeskeygenassist", assist), ("aesenclast-pshufb", enclast)];

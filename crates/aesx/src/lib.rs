@@ -69,12 +69,14 @@ impl fmt::Debug for Aes {
 
 impl Aes {
     /// Expands a 16-, 24- or 32-byte key on the fastest backend of this CPU.
+    #[inline]
     pub fn new(key: &[u8]) -> Result<Aes, Error> {
         Aes::with_backend(key, Backend::detect())
     }
 
     /// Expands a key on a chosen backend; [`ErrorKind::BackendUnavailable`] if this CPU cannot
     /// run it.
+    #[inline]
     pub fn with_backend(key: &[u8], backend: Backend) -> Result<Aes, Error> {
         if !matches!(key.len(), 16 | 24 | 32) {
             return Err(Error::new(ErrorKind::InvalidKeyLength));
@@ -82,11 +84,21 @@ impl Aes {
         if !backend.is_available() {
             return Err(Error::new(ErrorKind::BackendUnavailable));
         }
-        Ok(Aes {
+        Ok(Aes::build(backend, key))
+    }
+
+    // IMPLEMENTATION NOTE: key setup is bound by stores and copies of the schedule, not by
+    // the 60-cycle expansion chain. Out of line and returning the struct itself, the schedule
+    // is expanded into the return slot: one copy fewer than through a `Result` temporary.
+    #[inline(never)]
+    fn build(backend: Backend, key: &[u8]) -> Aes {
+        let mut aes = Aes {
             backend,
             key_bits: key.len() as u32 * 8,
-            keys: backend::Keys::expand(backend, key),
-        })
+            keys: backend::Keys::empty(backend),
+        };
+        backend::Keys::expand_into(backend, key, &mut aes.keys);
+        aes
     }
 
     /// The backend this key schedule runs on.

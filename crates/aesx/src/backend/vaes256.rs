@@ -149,7 +149,7 @@ fn ecb_enc<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
 
 #[target_feature(enable = "avx2,vaes,aes,sse4.1")]
 fn ecb_dec<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
-    let k = keys::<NR>(&rk.dec);
+    let k = super::aesni::dec_keys::<NR>(&rk.enc).map(|v| _mm256_broadcastsi128_si256(v));
     let mut chunks = buf.chunks_exact_mut(VBYTES * VECS);
     for c in &mut chunks {
         let x: [__m256i; VECS] = core::array::from_fn(|i| _mm256_xor_si256(loady(c, i), k[0]));
@@ -215,7 +215,7 @@ fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     if buf.is_empty() {
         return;
     }
-    let k = keys::<NR>(&rk.dec);
+    let k = super::aesni::dec_keys::<NR>(&rk.enc).map(|v| _mm256_broadcastsi128_si256(v));
     let last: [u8; 16] = buf[buf.len() - 16..].try_into().unwrap();
     // The previous ciphertext block lives in the high lane of `carry`.
     let mut carry = _mm256_broadcastsi128_si256(load(iv));

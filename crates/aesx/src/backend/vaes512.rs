@@ -151,7 +151,7 @@ fn ecb_enc<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.1")]
 fn ecb_dec<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
-    let k = keys::<NR>(&rk.dec);
+    let k = super::aesni::dec_keys::<NR>(&rk.enc).map(|v| _mm512_broadcast_i32x4(v));
     let mut chunks = buf.chunks_exact_mut(VBYTES * VECS);
     for c in &mut chunks {
         let x: [__m512i; VECS] = core::array::from_fn(|i| _mm512_xor_si512(loadz(c, i), k[0]));
@@ -217,7 +217,7 @@ fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     if buf.is_empty() {
         return;
     }
-    let k = keys::<NR>(&rk.dec);
+    let k = super::aesni::dec_keys::<NR>(&rk.enc).map(|v| _mm512_broadcast_i32x4(v));
     let last: [u8; 16] = buf[buf.len() - 16..].try_into().unwrap();
     // The previous ciphertext block lives in lane 3 of `carry`.
     let mut carry = _mm512_broadcast_i32x4(load(iv));
