@@ -23,6 +23,8 @@
 //! ## Features
 //! - `std` (default): implies `alloc`. CPU detection works without it.
 //! - `alloc`: [`Backend::available`] and the `Vec`-returning PKCS#7 helpers.
+//! - `rayon` (off by default): multi-threaded CTR, [`Aes::ctr_xor_at_par`] and
+//!   [`Ctr::apply_keystream_par`].
 #![no_std]
 #![cfg_attr(not(target_arch = "x86_64"), forbid(unsafe_code))]
 
@@ -36,6 +38,8 @@ pub mod cpu;
 mod error;
 pub mod hazmat;
 pub mod mode;
+#[cfg(feature = "rayon")]
+pub mod parallel;
 
 pub use cpu::{Backend, CpuFeatures};
 pub use error::{Error, ErrorKind};

@@ -97,6 +97,16 @@ impl<'a> Ctr<'a> {
         }
     }
 
+    /// The cipher this stream runs on.
+    pub fn cipher(&self) -> &'a Aes {
+        self.aes
+    }
+
+    /// The first counter block of the stream (position 0).
+    pub fn iv(&self) -> [u8; 16] {
+        self.iv.to_be_bytes()
+    }
+
     /// The counter block that covers the current position.
     pub fn counter(&self) -> [u8; 16] {
         self.block_ctr().to_be_bytes()
