@@ -321,6 +321,11 @@ pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 }
 
 pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
+    // One or two blocks (short messages, partial-block keystream): the xmm kernel skips the
+    // key broadcasts and masked accesses, and the AES latency is the same.
+    if buf.len() <= 32 {
+        return super::aesni::ctr_xor(k, c, buf);
+    }
     // SAFETY: see above.
     unsafe { by_rounds!(k.rounds, ctr(k, c, buf)) }
 }

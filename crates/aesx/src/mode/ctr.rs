@@ -42,7 +42,7 @@ pub(crate) fn xor_at(aes: &Aes, iv: u128, pos: u64, buf: &mut [u8]) {
         aes,
         iv,
         pos: 0,
-        ks: [0; 16],
+        ks: 0,
     };
     ctr.seek(pos);
     ctr.apply_keystream(buf);
@@ -55,8 +55,9 @@ pub struct Ctr<'a> {
     aes: &'a Aes,
     iv: u128,
     pos: u64,
-    /// Keystream of the block holding `pos`, valid when `pos % 16 != 0`.
-    ks: [u8; 16],
+    /// Keystream of the block holding `pos` (big-endian bytes), valid when `pos % 16 != 0`.
+    /// A `u128` so that zeroizing it is one volatile store rather than sixteen.
+    ks: u128,
 }
 
 impl Drop for Ctr<'_> {
@@ -72,7 +73,7 @@ impl<'a> Ctr<'a> {
             aes,
             iv: u128::from_be_bytes(*iv),
             pos: 0,
-            ks: [0; 16],
+            ks: 0,
         }
     }
 
@@ -93,7 +94,7 @@ impl<'a> Ctr<'a> {
     pub fn seek(&mut self, pos: u64) {
         self.pos = pos;
         if !pos.is_multiple_of(16) {
-            self.ks = keystream_block(self.aes, self.block_ctr());
+            self.ks = u128::from_be_bytes(keystream_block(self.aes, self.block_ctr()));
         }
     }
 
@@ -122,7 +123,7 @@ impl<'a> Ctr<'a> {
         if off != 0 {
             let n = (16 - off).min(buf.len());
             let (head, rest) = buf.split_at_mut(n);
-            xor_into(head, &self.ks[off..off + n]);
+            xor_into(head, &self.ks.to_be_bytes()[off..off + n]);
             self.pos += n as u64;
             buf = rest;
         }
@@ -134,8 +135,9 @@ impl<'a> Ctr<'a> {
         let ctr = xor_blocks(self.aes, self.block_ctr(), body);
         self.pos += whole as u64;
         if !tail.is_empty() {
-            self.ks = keystream_block(self.aes, ctr);
-            xor_into(tail, &self.ks);
+            let ks = keystream_block(self.aes, ctr);
+            xor_into(tail, &ks);
+            self.ks = u128::from_be_bytes(ks);
             self.pos += tail.len() as u64;
         }
     }
