@@ -107,7 +107,7 @@ fn soft_expand_matches_round_keys() {
             assert_eq!(b.rounds, rk.rounds);
             for i in 0..=a.rounds {
                 for p in 0..8 {
-                    assert_eq!(a.rk[i][p].0, b.rk[i][p].0, "key {kl} round {i} plane {p}");
+                    assert_eq!(a.rk[i][p], b.rk[i][p], "key {kl} round {i} plane {p}");
                 }
             }
         }
