@@ -579,33 +579,37 @@ impl Drop for Keys {
 /// IMPLEMENTATION NOTE: four round keys at a time go through the data bitslicing (`pack_lane`)
 /// as the four blocks of one lane; each key's bit is then broadcast to its lane's 4 block bits.
 fn slice_keys(w: &[u32], k: &mut Keys) {
-    let mut buf = [0u8; 64];
     for g in (0..=k.rounds).step_by(4) {
-        let count = (k.rounds + 1 - g).min(4);
-        for b in 0..count {
-            let i = g + b;
-            let c = if i == 0 { 0 } else { 0x6363_6363 };
-            let kw = &w[4 * i..4 * i + 4];
-            // SR^-i: the byte at (r, col) comes from (r, col - i r); row r is byte r of a word.
-            let sh = i % 4;
-            for col in 0..4 {
-                let mut v = 0u32;
-                for r in 0..4 {
-                    v |= kw[(col + 4 * 4 - sh * r) % 4] & (0xff << (8 * r));
-                }
-                buf[16 * b + 4 * col..16 * b + 4 * col + 4].copy_from_slice(&(v ^ c).to_le_bytes());
-            }
-        }
-        let mut x = pack_lane(&buf);
-        for b in 0..count {
-            for p in 0..8 {
-                let bits = (x[p] >> b) & 0x1111_1111_1111_1111;
-                k.rk[g + b][p] = bits * 0xf;
-            }
-        }
-        x.zeroize();
+        slice_group(w, k, g);
     }
-    buf.zeroize();
+}
+
+/// `slice_keys` for round keys `g..g + 4` (those that exist).
+#[inline(always)]
+fn slice_group(w: &[u32], k: &mut Keys, g: usize) {
+    let count = (k.rounds + 1 - g).min(4);
+    let mut x = pack_cols(|b, col| {
+        let i = g + b;
+        if b >= count {
+            return 0;
+        }
+        let c = if i == 0 { 0 } else { 0x6363_6363 };
+        let kw = &w[4 * i..4 * i + 4];
+        // SR^-i: the byte at (r, col) comes from (r, col - i r); row r is byte r of a word.
+        let sh = i % 4;
+        let mut v = 0u32;
+        for r in 0..4 {
+            v |= kw[(col + 4 * 4 - sh * r) % 4] & (0xff << (8 * r));
+        }
+        v ^ c
+    });
+    for b in 0..count {
+        for p in 0..8 {
+            let bits = (x[p] >> b) & 0x1111_1111_1111_1111;
+            k.rk[g + b][p] = bits * 0xf;
+        }
+    }
+    x.zeroize();
 }
 
 pub(crate) fn from_round_keys(enc: &[[u8; 16]]) -> Keys {
@@ -644,6 +648,13 @@ pub(crate) fn expand(key: &[u8]) -> Keys {
     for (i, c) in key.chunks_exact(4).enumerate() {
         w[i] = u32::from_le_bytes(c.try_into().unwrap());
     }
+    let mut k = Keys {
+        rk: [[0; 8]; 15],
+        rounds,
+    };
+    // IMPLEMENTATION NOTE: each group of four round keys is bitsliced as soon as its words
+    // exist, so out-of-order execution overlaps that work with the serial SubWord chain.
+    let mut next = 0;
     let mut rcon = 1u32;
     for i in nk..4 * (rounds + 1) {
         let mut t = w[i - 1];
@@ -654,12 +665,15 @@ pub(crate) fn expand(key: &[u8]) -> Keys {
             t = sub_word(t);
         }
         w[i] = w[i - nk] ^ t;
+        if i + 1 == 4 * (next + 4) {
+            slice_group(&w, &mut k, next);
+            next += 4;
+        }
     }
-    let mut k = Keys {
-        rk: [[0; 8]; 15],
-        rounds,
-    };
-    slice_keys(&w, &mut k);
+    while next <= rounds {
+        slice_group(&w, &mut k, next);
+        next += 4;
+    }
     w.zeroize();
     k
 }
