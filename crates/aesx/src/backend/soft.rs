@@ -152,8 +152,9 @@ fn unpack_lane<const XOR: bool>(mut x: [u64; 8], data: &mut [u8]) {
 // ---------------------------------------------------------------------------------------------
 // Round functions on one lane; `x[p]` is plane p (p = 0 the least significant bit).
 
-/// G(x) = L * x^254, i.e. the S-box without its constant 0x63, as the Boyar–Peralta depth-16
-/// circuit with its four XNORs turned into XORs.
+/// G(x) = L * x^254, i.e. the S-box without its constant 0x63: the 113-gate circuit of Boyar,
+/// Matthews and Peralta ("Logic minimization techniques with applications to cryptology",
+/// J. Cryptology 2013; 32 AND, 81 XOR) with its four XNORs turned into XORs.
 ///
 /// IMPLEMENTATION NOTE: the dropped constant 0x63 is XORed into round keys 1..=rounds
 /// instead. MixColumns (and its conjugates) maps a state whose bytes are all 0x63 to itself
@@ -163,38 +164,176 @@ fn sbox_core<T: Copy + BitXor<Output = T> + BitAnd<Output = T>>(s: &mut [T; 8]) 
     // Circuit inputs U0..U7 are bits 7..0; outputs S0..S7 are bits 7..0.
     let (u0, u1, u2, u3, u4, u5, u6, u7) = (s[7], s[6], s[5], s[4], s[3], s[2], s[1], s[0]);
     // Top linear layer.
-    let t1 = u0 ^ u3;
-    let t2 = u0 ^ u5;
-    let t3 = u0 ^ u6;
-    let t4 = u3 ^ u5;
-    let t5 = u4 ^ u6;
-    let t6 = t1 ^ t5;
-    let t7 = u1 ^ u2;
-    let t8 = u7 ^ t6;
-    let t9 = u7 ^ t7;
-    let t10 = t6 ^ t7;
-    let t11 = u1 ^ u5;
-    let t12 = u2 ^ u5;
-    let t13 = t3 ^ t4;
-    let t14 = t6 ^ t11;
-    let t15 = t5 ^ t11;
-    let t16 = t5 ^ t12;
-    let t17 = t9 ^ t16;
-    let t18 = u3 ^ u7;
-    let t19 = t7 ^ t18;
-    let t20 = t1 ^ t19;
-    let t21 = u6 ^ u7;
-    let t22 = t7 ^ t21;
-    let t23 = t2 ^ t22;
-    let t24 = t2 ^ t10;
-    let t25 = t20 ^ t17;
+    let y14 = u3 ^ u5;
+    let y13 = u0 ^ u6;
+    let y9 = u0 ^ u3;
+    let y8 = u0 ^ u5;
+    let t0 = u1 ^ u2;
+    let y1 = t0 ^ u7;
+    let y4 = y1 ^ u3;
+    let y12 = y13 ^ y14;
+    let y2 = y1 ^ u0;
+    let y5 = y1 ^ u6;
+    let y3 = y5 ^ y8;
+    let t1 = u4 ^ y12;
+    let y15 = t1 ^ u5;
+    let y20 = t1 ^ u1;
+    let y6 = y15 ^ u7;
+    let y10 = y15 ^ t0;
+    let y11 = y20 ^ y9;
+    let y7 = u7 ^ y11;
+    let y17 = y10 ^ y11;
+    let y19 = y10 ^ y8;
+    let y16 = t0 ^ y11;
+    let y21 = y13 ^ y16;
+    let y18 = u0 ^ y16;
+    // Non-linear middle: inversion through the tower field GF(((2^2)^2)^2).
+    let t2 = y12 & y15;
+    let t3 = y3 & y6;
+    let t4 = t3 ^ t2;
+    let t5 = y4 & u7;
+    let t6 = t5 ^ t2;
+    let t7 = y13 & y16;
+    let t8 = y5 & y1;
+    let t9 = t8 ^ t7;
+    let t10 = y2 & y7;
+    let t11 = t10 ^ t7;
+    let t12 = y9 & y11;
+    let t13 = y14 & y17;
+    let t14 = t13 ^ t12;
+    let t15 = y8 & y10;
+    let t16 = t15 ^ t12;
+    let t17 = t4 ^ y20;
+    let t18 = t6 ^ t16;
+    let t19 = t9 ^ t14;
+    let t20 = t11 ^ t16;
+    let t21 = t17 ^ t14;
+    let t22 = t18 ^ y19;
+    let t23 = t19 ^ y21;
+    let t24 = t20 ^ y18;
+    let t25 = t21 ^ t22;
+    let t26 = t21 & t23;
+    let t27 = t24 ^ t26;
+    let t28 = t25 & t27;
+    let t29 = t28 ^ t22;
+    let t30 = t23 ^ t24;
+    let t31 = t22 ^ t26;
+    let t32 = t31 & t30;
+    let t33 = t32 ^ t24;
+    let t34 = t23 ^ t33;
+    let t35 = t27 ^ t33;
+    let t36 = t24 & t35;
+    let t37 = t36 ^ t34;
+    let t38 = t27 ^ t36;
+    let t39 = t29 & t38;
+    let t40 = t25 ^ t39;
+    let t41 = t40 ^ t37;
+    let t42 = t29 ^ t33;
+    let t43 = t29 ^ t40;
+    let t44 = t33 ^ t37;
+    let t45 = t42 ^ t41;
+    // Output multiplications.
+    let z0 = t44 & y15;
+    let z1 = t37 & y6;
+    let z2 = t33 & u7;
+    let z3 = t43 & y16;
+    let z4 = t40 & y1;
+    let z5 = t29 & y7;
+    let z6 = t42 & y11;
+    let z7 = t45 & y17;
+    let z8 = t41 & y10;
+    let z9 = t44 & y12;
+    let z10 = t37 & y3;
+    let z11 = t33 & y4;
+    let z12 = t43 & y13;
+    let z13 = t40 & y5;
+    let z14 = t29 & y2;
+    let z15 = t42 & y9;
+    let z16 = t45 & y14;
+    let z17 = t41 & y8;
+    // Bottom linear layer (includes the affine matrix).
+    let tc1 = z15 ^ z16;
+    let tc2 = z10 ^ tc1;
+    let tc3 = z9 ^ tc2;
+    let tc4 = z0 ^ z2;
+    let tc5 = z1 ^ z0;
+    let tc6 = z3 ^ z4;
+    let tc7 = z12 ^ tc4;
+    let tc8 = z7 ^ tc6;
+    let tc9 = z8 ^ tc7;
+    let tc10 = tc8 ^ tc9;
+    let tc11 = tc6 ^ tc5;
+    let tc12 = z3 ^ z5;
+    let tc13 = z13 ^ tc1;
+    let tc14 = tc4 ^ tc12;
+    let s3 = tc3 ^ tc11;
+    let tc16 = z6 ^ tc8;
+    let tc17 = z14 ^ tc10;
+    let tc18 = tc13 ^ tc14;
+    let s7 = z12 ^ tc18;
+    let tc20 = z15 ^ tc16;
+    let tc21 = tc2 ^ z11;
+    let s0 = tc3 ^ tc16;
+    let s6 = tc10 ^ tc18;
+    let s4 = tc14 ^ s3;
+    let s1 = s3 ^ tc16;
+    let tc26 = tc17 ^ tc20;
+    let s2 = tc26 ^ z17;
+    let s5 = tc21 ^ tc17;
+    s[7] = s0;
+    s[6] = s1;
+    s[5] = s2;
+    s[4] = s3;
+    s[3] = s4;
+    s[2] = s5;
+    s[1] = s6;
+    s[0] = s7;
+}
+
+/// S^-1(x) given `x ^ 0x63` (which is what the state holds: the constant comes from the round
+/// keys, as in `sbox_core`): the inverse circuit published with the depth-16 S-box of Boyar
+/// and Peralta ("A depth-16 circuit for the AES S-box", IFIP SEC 2012, ePrint 2011/332;
+/// 32 AND, 95 XOR).
+///
+/// IMPLEMENTATION NOTE: as published, that circuit takes x and has ten NOT gates in its top
+/// layer; fed with x ^ 0x63 instead, it needs none (checked exhaustively by the unit tests).
+#[inline(always)]
+fn inv_sbox_core<T: Copy + BitXor<Output = T> + BitAnd<Output = T>>(s: &mut [T; 8]) {
+    // Circuit inputs U0..U7 and outputs W0..W7 are bits 0..7.
+    let (u0, u1, u2, u3, u4, u5, u6, u7) = (s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]);
+    // Top linear layer (includes the inverse affine matrix).
+    let t23 = u7 ^ u4;
+    let t22 = u6 ^ u4;
+    let t2 = u7 ^ u6;
+    let t1 = u4 ^ u3;
+    let t24 = u3 ^ u0;
+    let r5 = u1 ^ u0;
+    let t8 = u6 ^ t23;
+    let t19 = t22 ^ r5;
+    let t9 = u0 ^ t1;
+    let t10 = t2 ^ t24;
+    let t13 = t2 ^ r5;
+    let t3 = t1 ^ r5;
+    let t25 = u5 ^ t1;
+    let r13 = u6 ^ u1;
+    let t17 = u5 ^ t19;
+    let t20 = t24 ^ r13;
+    let t4 = u3 ^ t8;
+    let r17 = u5 ^ u2;
+    let r18 = u2 ^ u1;
+    let r19 = u5 ^ u3;
+    let y5 = u7 ^ r17;
+    let t6 = t22 ^ r17;
+    let t16 = r13 ^ r19;
+    let t27 = t1 ^ r18;
+    let t15 = t10 ^ t27;
+    let t14 = t10 ^ r18;
     let t26 = t3 ^ t16;
-    let t27 = t1 ^ t12;
-    // Shared non-linear middle (inversion in the tower field).
+    // Non-linear middle (shared with the depth-16 forward circuit).
     let m1 = t13 & t6;
     let m2 = t23 & t8;
     let m3 = t14 ^ m1;
-    let m4 = t19 & u7;
+    let m4 = t19 & y5;
     let m5 = m4 ^ m1;
     let m6 = t3 & t16;
     let m7 = t22 & t9;
@@ -238,7 +377,7 @@ fn sbox_core<T: Copy + BitXor<Output = T> + BitAnd<Output = T>>(s: &mut [T; 8]) 
     let m45 = m42 ^ m41;
     let m46 = m44 & t6;
     let m47 = m40 & t8;
-    let m48 = m39 & u7;
+    let m48 = m39 & y5;
     let m49 = m43 & t16;
     let m50 = m38 & t9;
     let m51 = m37 & t17;
@@ -254,66 +393,52 @@ fn sbox_core<T: Copy + BitXor<Output = T> + BitAnd<Output = T>>(s: &mut [T; 8]) 
     let m61 = m42 & t1;
     let m62 = m45 & t4;
     let m63 = m41 & t2;
-    // Bottom linear layer (includes the affine map's matrix).
-    let l0 = m61 ^ m62;
-    let l1 = m50 ^ m56;
-    let l2 = m46 ^ m48;
-    let l3 = m47 ^ m55;
-    let l4 = m54 ^ m58;
-    let l5 = m49 ^ m61;
-    let l6 = m62 ^ l5;
-    let l7 = m46 ^ l3;
-    let l8 = m51 ^ m59;
-    let l9 = m52 ^ m53;
-    let l10 = m53 ^ l4;
-    let l11 = m60 ^ l2;
-    let l12 = m48 ^ m51;
-    let l13 = m50 ^ l0;
-    let l14 = m52 ^ m61;
-    let l15 = m55 ^ l1;
-    let l16 = m56 ^ l0;
-    let l17 = m57 ^ l1;
-    let l18 = m58 ^ l8;
-    let l19 = m63 ^ l4;
-    let l20 = l0 ^ l1;
-    let l21 = l1 ^ l7;
-    let l22 = l3 ^ l12;
-    let l23 = l18 ^ l2;
-    let l24 = l15 ^ l9;
-    let l25 = l6 ^ l10;
-    let l26 = l7 ^ l9;
-    let l27 = l8 ^ l10;
-    let l28 = l11 ^ l14;
-    let l29 = l11 ^ l17;
-    s[7] = l6 ^ l24;
-    s[6] = l16 ^ l26;
-    s[5] = l19 ^ l28;
-    s[4] = l6 ^ l21;
-    s[3] = l20 ^ l22;
-    s[2] = l25 ^ l29;
-    s[1] = l13 ^ l27;
-    s[0] = l6 ^ l23;
-}
-
-/// The inverse of the affine map's matrix: out_i = y_(i-1) ^ y_(i-3) ^ y_(i-6).
-#[inline(always)]
-fn inv_affine_matrix<T: Copy + BitXor<Output = T>>(y: &mut [T; 8]) {
-    let x = *y;
-    for i in 0..8 {
-        y[i] = x[(i + 7) % 8] ^ x[(i + 5) % 8] ^ x[(i + 2) % 8];
-    }
-}
-
-/// Inverse S-box of `x ^ 0x63` (the constant comes from the round keys, as in `sbox_core`).
-///
-/// IMPLEMENTATION NOTE: S^-1(x) = inv(Linv(x ^ 0x63)) and inv(w) = Linv(G(w)), so the forward
-/// circuit serves decryption too, wrapped in two cheap linear layers (2 x 24 XORs). A dedicated
-/// inverse circuit would save those; decryption is the less common direction for CTR users.
-#[inline(always)]
-fn inv_sbox_core<T: Copy + BitXor<Output = T> + BitAnd<Output = T>>(s: &mut [T; 8]) {
-    inv_affine_matrix(s);
-    sbox_core(s);
-    inv_affine_matrix(s);
+    // Bottom linear layer.
+    let p0 = m52 ^ m61;
+    let p1 = m58 ^ m59;
+    let p2 = m54 ^ m62;
+    let p3 = m47 ^ m50;
+    let p4 = m48 ^ m56;
+    let p5 = m46 ^ m51;
+    let p6 = m49 ^ m60;
+    let p7 = p0 ^ p1;
+    let p8 = m50 ^ m53;
+    let p9 = m55 ^ m63;
+    let p10 = m57 ^ p4;
+    let p11 = p0 ^ p3;
+    let p12 = m46 ^ m48;
+    let p13 = m49 ^ m51;
+    let p14 = m49 ^ m62;
+    let p15 = m54 ^ m59;
+    let p16 = m57 ^ m61;
+    let p17 = m58 ^ p2;
+    let p18 = m63 ^ p5;
+    let p19 = p2 ^ p3;
+    let p20 = p4 ^ p6;
+    let p22 = p2 ^ p7;
+    let p23 = p7 ^ p8;
+    let p24 = p5 ^ p7;
+    let p25 = p6 ^ p10;
+    let p26 = p9 ^ p11;
+    let p27 = p10 ^ p18;
+    let p28 = p11 ^ p25;
+    let p29 = p15 ^ p20;
+    let w7 = p13 ^ p22;
+    let w6 = p26 ^ p29;
+    let w5 = p17 ^ p28;
+    let w4 = p12 ^ p22;
+    let w3 = p23 ^ p27;
+    let w2 = p19 ^ p24;
+    let w1 = p14 ^ p23;
+    let w0 = p9 ^ p16;
+    s[0] = w0;
+    s[1] = w1;
+    s[2] = w2;
+    s[3] = w3;
+    s[4] = w4;
+    s[5] = w5;
+    s[6] = w6;
+    s[7] = w7;
 }
 
 /// `sigma(k, m)`: the byte at (row r, column c) becomes the byte that was at (r + k, c + m).
