@@ -81,17 +81,21 @@ impl Keys {
         match backend {
             #[cfg(target_arch = "x86_64")]
             Backend::Aesni | Backend::Vaes256 | Backend::Vaes512 => Keys::Hw(aesni::Keys::ZERO),
-            _ => Keys::Soft(soft::from_round_keys(&[[0; 16]; 11])),
+            _ => Keys::Soft(soft::Keys::ZERO),
         }
     }
 
-    /// Like [`Keys::expand`], writing the hardware layout in place inside `slot` (no copy of
-    /// the large schedule); other layouts are built and moved.
+    /// Like [`Keys::expand`], writing the hardware and soft layouts in place inside `slot` (no
+    /// copy of the large schedule); other layouts are built and moved.
     #[inline(always)]
     pub(crate) fn expand_into(backend: Backend, key: &[u8], slot: &mut Keys) {
         #[cfg(target_arch = "x86_64")]
         if let Keys::Hw(k) = slot {
             aesni::expand_into(key, aesni::preferred_variant(), k);
+            return;
+        }
+        if let (Backend::Soft, Keys::Soft(k)) = (backend, &mut *slot) {
+            soft::expand_into(key, k);
             return;
         }
         *slot = Keys::expand(backend, key);

@@ -702,6 +702,14 @@ pub(crate) struct Keys {
     rounds: usize,
 }
 
+impl Keys {
+    /// An all-zero schedule: a cheap placeholder to [`expand_into`].
+    pub(crate) const ZERO: Keys = Keys {
+        rk: [[0; 8]; 15],
+        rounds: 10,
+    };
+}
+
 impl Drop for Keys {
     fn drop(&mut self) {
         self.rk.zeroize();
@@ -776,16 +784,20 @@ fn sub_word(w: u32) -> u32 {
 
 /// FIPS-197 key expansion with a bitsliced (constant-time) SubWord.
 pub(crate) fn expand(key: &[u8]) -> Keys {
+    let mut k = Keys::ZERO;
+    expand_into(key, &mut k);
+    k
+}
+
+/// [`expand`] writing into an existing schedule (no move of the 968-byte result).
+pub(crate) fn expand_into(key: &[u8], k: &mut Keys) {
     let nk = key.len() / 4;
     let rounds = nk + 6;
     let mut w = [0u32; 60];
     for (i, c) in key.chunks_exact(4).enumerate() {
         w[i] = u32::from_le_bytes(c.try_into().unwrap());
     }
-    let mut k = Keys {
-        rk: [[0; 8]; 15],
-        rounds,
-    };
+    k.rounds = rounds;
     // IMPLEMENTATION NOTE: each group of four round keys is bitsliced as soon as its words
     // exist, so out-of-order execution overlaps that work with the serial SubWord chain.
     let mut next = 0;
@@ -800,16 +812,15 @@ pub(crate) fn expand(key: &[u8]) -> Keys {
         }
         w[i] = w[i - nk] ^ t;
         if i + 1 == 4 * (next + 4) {
-            slice_group(&w, &mut k, next);
+            slice_group(&w, k, next);
             next += 4;
         }
     }
     while next <= rounds {
-        slice_group(&w, &mut k, next);
+        slice_group(&w, k, next);
         next += 4;
     }
     w.zeroize();
-    k
 }
 
 // ---------------------------------------------------------------------------------------------
