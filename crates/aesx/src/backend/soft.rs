@@ -726,9 +726,10 @@ fn slice_keys(w: &[u32], k: &mut Keys) {
     }
 }
 
-/// `slice_keys` for round keys `g..g + 4` (those that exist).
+/// `slice_keys` for round keys `g..g + 4` (those that exist); `g` is a multiple of 4.
 #[inline(always)]
 fn slice_group(w: &[u32], k: &mut Keys, g: usize) {
+    debug_assert!(g % 4 == 0);
     let count = (k.rounds + 1 - g).min(4);
     let mut x = pack_cols(|b, col| {
         let i = g + b;
@@ -738,7 +739,8 @@ fn slice_group(w: &[u32], k: &mut Keys, g: usize) {
         let c = if i == 0 { 0 } else { 0x6363_6363 };
         let kw = &w[4 * i..4 * i + 4];
         // SR^-i: the byte at (r, col) comes from (r, col - i r); row r is byte r of a word.
-        let sh = i % 4;
+        // `g` is a multiple of 4, so i = b (mod 4): a constant once the loop over b unrolls.
+        let sh = b;
         let mut v = 0u32;
         for r in 0..4 {
             v |= kw[(col + 4 * 4 - sh * r) % 4] & (0xff << (8 * r));
