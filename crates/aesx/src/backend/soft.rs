@@ -113,32 +113,44 @@ fn ctr_col(ctr: u128, c: usize) -> u32 {
     ((ctr >> (96 - 32 * c)) as u32).swap_bytes()
 }
 
-/// 4 blocks to plane words.
-///
-/// Before the transpose, word `4q + b` holds block `b`'s bytes (r, q) and (r, q + 2) at byte
-/// positions 2r and 2r + 1, so that after it plane bit `8 (2r + c/2) + 4 (c%2) + b`, which
-/// is `16 r + 4 c + b`, is byte (r, c) of block b.
-#[inline(always)]
-fn pack_lane(data: &[u8]) -> [u64; 8] {
-    pack_cols(|b, c| col(data, b, c))
-}
-
-/// `pack_lane` of the blocks whose column words are `col(block, column)`.
+/// 4 blocks to plane words, for the blocks whose column words are `col(block, column)`.
 #[inline(always)]
 fn pack_cols(col: impl Fn(usize, usize) -> u32) -> [u64; 8] {
+    let mut x = interleave_cols(col);
+    transpose(&mut x);
+    x
+}
+
+/// The words `pack_cols` transposes: word `4q + b` holds block `b`'s bytes (r, q) and
+/// (r, q + 2) at byte positions 2r and 2r + 1, so that after the transpose plane bit
+/// `8 (2r + c/2) + 4 (c%2) + b`, which is `16 r + 4 c + b`, is byte (r, c) of block b.
+#[inline(always)]
+fn interleave_cols(col: impl Fn(usize, usize) -> u32) -> [u64; 8] {
     let mut x = [0u64; 8];
     for b in 0..4 {
         x[b] = spread(col(b, 0)) | (spread(col(b, 2)) << 8);
         x[4 + b] = spread(col(b, 1)) | (spread(col(b, 3)) << 8);
     }
-    transpose(&mut x);
     x
 }
 
-/// Plane words to 4 blocks, stored into `data`, or XORed into it if `XOR`.
+/// Transposes every lane of a batch: a separate loop over the lanes, so that it vectorises
+/// like the rounds (the byte shuffling around it does not).
 #[inline(always)]
-fn unpack_lane<const XOR: bool>(mut x: [u64; 8], data: &mut [u8]) {
-    transpose(&mut x);
+fn transpose_all<const N: usize>(s: &mut Planes<N>) {
+    for i in 0..N {
+        let mut x = load(s, i);
+        transpose(&mut x);
+        for p in 0..8 {
+            s[p][i] = x[p];
+        }
+    }
+}
+
+/// Transposed plane words (see `transpose_all`) to 4 blocks, stored into `data`, or XORed
+/// into it if `XOR`.
+#[inline(always)]
+fn unpack_lane<const XOR: bool>(x: [u64; 8], data: &mut [u8]) {
     for b in 0..4 {
         let w = [
             compact(x[b]),
@@ -644,16 +656,19 @@ fn decrypt_core<const N: usize>(k: &Keys, s: &mut Planes<N>) {
 fn pack<const N: usize>(data: &[u8]) -> Planes<N> {
     let mut s = [[0u64; N]; 8];
     for i in 0..N {
-        let x = pack_lane(&data[64 * i..64 * i + 64]);
+        let lane = &data[64 * i..64 * i + 64];
+        let x = interleave_cols(|b, c| col(lane, b, c));
         for p in 0..8 {
             s[p][i] = x[p];
         }
     }
+    transpose_all(&mut s);
     s
 }
 
 #[inline(always)]
-fn unpack<const N: usize, const XOR: bool>(s: &Planes<N>, data: &mut [u8]) {
+fn unpack<const N: usize, const XOR: bool>(s: &mut Planes<N>, data: &mut [u8]) {
+    transpose_all(s);
     for i in 0..N {
         unpack_lane::<XOR>(load(s, i), &mut data[64 * i..64 * i + 64]);
     }
@@ -664,7 +679,7 @@ fn unpack<const N: usize, const XOR: bool>(s: &Planes<N>, data: &mut [u8]) {
 fn encrypt_batch<const N: usize>(k: &Keys, data: &mut [u8]) {
     let mut s = pack::<N>(data);
     encrypt_core(k, &mut s);
-    unpack::<N, false>(&s, data);
+    unpack::<N, false>(&mut s, data);
     s.zeroize();
 }
 
@@ -673,13 +688,14 @@ fn encrypt_batch<const N: usize>(k: &Keys, data: &mut [u8]) {
 fn ctr_batch<const N: usize>(k: &Keys, ctr: u128, data: &mut [u8]) {
     let mut s = [[0u64; N]; 8];
     for i in 0..N {
-        let x = pack_cols(|b, c| ctr_col(ctr.wrapping_add((4 * i + b) as u128), c));
+        let x = interleave_cols(|b, c| ctr_col(ctr.wrapping_add((4 * i + b) as u128), c));
         for p in 0..8 {
             s[p][i] = x[p];
         }
     }
+    transpose_all(&mut s);
     encrypt_core(k, &mut s);
-    unpack::<N, true>(&s, data);
+    unpack::<N, true>(&mut s, data);
     s.zeroize();
 }
 
@@ -687,7 +703,7 @@ fn ctr_batch<const N: usize>(k: &Keys, ctr: u128, data: &mut [u8]) {
 fn decrypt_batch<const N: usize>(k: &Keys, data: &mut [u8]) {
     let mut s = pack::<N>(data);
     decrypt_core(k, &mut s);
-    unpack::<N, false>(&s, data);
+    unpack::<N, false>(&mut s, data);
     s.zeroize();
 }
 
@@ -718,7 +734,7 @@ impl Drop for Keys {
 
 /// Fills `k.rk` from FIPS-197 round keys given as little-endian column words `w[4i + c]`.
 ///
-/// IMPLEMENTATION NOTE: four round keys at a time go through the data bitslicing (`pack_lane`)
+/// IMPLEMENTATION NOTE: four round keys at a time go through the data bitslicing (`pack_cols`)
 /// as the four blocks of one lane; each key's bit is then broadcast to its lane's 4 block bits.
 fn slice_keys(w: &[u32], k: &mut Keys) {
     for g in (0..=k.rounds).step_by(4) {
@@ -729,7 +745,7 @@ fn slice_keys(w: &[u32], k: &mut Keys) {
 /// `slice_keys` for round keys `g..g + 4` (those that exist); `g` is a multiple of 4.
 #[inline(always)]
 fn slice_group(w: &[u32], k: &mut Keys, g: usize) {
-    debug_assert!(g % 4 == 0);
+    debug_assert!(g.is_multiple_of(4));
     let count = (k.rounds + 1 - g).min(4);
     let mut x = pack_cols(|b, col| {
         let i = g + b;
