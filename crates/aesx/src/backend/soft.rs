@@ -868,7 +868,9 @@ fn drive<O: BatchOp>(op: &mut O, buf: &mut [u8]) {
     }
     // IMPLEMENTATION NOTE: LLVM fully unrolls the two-lane loops, and so leaves them scalar,
     // while the four-lane loops are vectorised: a padded 16-block batch is cheaper than two
-    // 8-block ones, and a 8-block batch about as cheap as two 4-block ones.
+    // 8-block ones, and an 8-block batch about as cheap as two 4-block ones. (Making the lane
+    // count a run-time value to avoid the unrolling lost the vectorisation everywhere:
+    // 280 MB/s CTR at 16 KiB instead of 440.)
     let mut tmp = [0u8; 64 * MAX_LANES];
     tmp[..rest.len()].copy_from_slice(rest);
     if blocks > 8 {
