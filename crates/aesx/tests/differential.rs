@@ -45,7 +45,10 @@ fn differential(
     for kl in KEY_LENS {
         let key = rng.bytes(kl);
         let iv = rng.block();
-        let keyed: Vec<Aes> = list.iter().map(|&b| Aes::with_backend(&key, b).unwrap()).collect();
+        let keyed: Vec<Aes> = list
+            .iter()
+            .map(|&b| Aes::with_backend(&key, b).unwrap())
+            .collect();
         for &len in lens {
             let input = rng.bytes(len);
             let mut want = input.clone();
@@ -168,7 +171,10 @@ fn ctr_counter_carry_matches() {
     let mut rng = Rng::new(0xca77);
     for kl in KEY_LENS {
         let key = rng.bytes(kl);
-        let keyed: Vec<Aes> = list.iter().map(|&b| Aes::with_backend(&key, b).unwrap()).collect();
+        let keyed: Vec<Aes> = list
+            .iter()
+            .map(|&b| Aes::with_backend(&key, b).unwrap())
+            .collect();
         for base in BOUNDARIES {
             for d in DISTANCES {
                 let iv = base.wrapping_sub(d).to_be_bytes();
@@ -195,7 +201,11 @@ fn ctr_counter_carry_matches() {
                             if let Some(s) = &soft_out {
                                 assert_bytes_eq(&got, s, format_args!("{what}: differs from soft"));
                             }
-                            assert_bytes_eq(&got, &want, format_args!("{what}: differs from RustCrypto"));
+                            assert_bytes_eq(
+                                &got,
+                                &want,
+                                format_args!("{what}: differs from RustCrypto"),
+                            );
                             if b == Backend::Soft {
                                 soft_out = Some(got);
                             }
@@ -223,7 +233,11 @@ fn ctr_counter_and_position_across_carry() {
                 pos += piece as u64;
                 assert_eq!(c.position(), pos, "{b}: position");
                 let want_ctr = base.wrapping_sub(3).wrapping_add((pos / 16) as u128);
-                assert_eq!(c.counter(), want_ctr.to_be_bytes(), "{b}: counter at byte {pos}");
+                assert_eq!(
+                    c.counter(),
+                    want_ctr.to_be_bytes(),
+                    "{b}: counter at byte {pos}"
+                );
             }
         }
     }
@@ -250,10 +264,18 @@ fn large_buffers_match() {
             let what = format!("{b}: AES-{} {len}-byte buffer", kl * 8);
             let mut buf = input[..len].to_vec();
             aes.encrypt_blocks(&mut buf);
-            assert_bytes_eq(&buf, &ecb, format_args!("{what}: ECB encrypt vs RustCrypto"));
+            assert_bytes_eq(
+                &buf,
+                &ecb,
+                format_args!("{what}: ECB encrypt vs RustCrypto"),
+            );
             let mut buf = input[..len].to_vec();
             aes.cbc_decrypt(&iv, &mut buf).unwrap();
-            assert_bytes_eq(&buf, &cbc, format_args!("{what}: CBC decrypt vs RustCrypto"));
+            assert_bytes_eq(
+                &buf,
+                &cbc,
+                format_args!("{what}: CBC decrypt vs RustCrypto"),
+            );
             let mut buf = input.clone();
             Ctr::new(&aes, &iv).apply_keystream(&mut buf);
             assert_bytes_eq(&buf, &ctr, format_args!("{what} + 5: CTR vs RustCrypto"));

@@ -58,7 +58,11 @@ fn run_record(aes: &Aes, mode: Mode, dir: Dir, iv: [u8; 16], input: [u8; 16]) ->
             prev = out;
         }
         if j == 999 {
-            return Outcome { first, out998: prev, out999: out };
+            return Outcome {
+                first,
+                out998: prev,
+                out999: out,
+            };
         }
     }
     unreachable!()
@@ -95,7 +99,11 @@ fn run_file(mode: Mode, bits: u32) {
                 assert_eq!(r.count(), i.to_string(), "{r}: records out of order");
                 let key = r.hex("KEY");
                 assert_eq!(key.len() * 8, bits as usize, "{r}: key size");
-                let iv = if mode == Mode::Cbc { r.block("IV") } else { [0; 16] };
+                let iv = if mode == Mode::Cbc {
+                    r.block("IV")
+                } else {
+                    [0; 16]
+                };
                 let input = r.block(in_name);
                 let aes = Aes::with_backend(&key, b).unwrap();
                 let o = run_record(&aes, mode, dir, iv, input);
@@ -123,7 +131,11 @@ fn run_file(mode: Mode, bits: u32) {
 
                 // The chaining rule must produce exactly the next record's starting state.
                 if let Some(n) = section.get(i + 1) {
-                    assert_eq!(hex::encode(next_key(&key, &o)), n.get("KEY").unwrap(), "{b}: {n}: KEY chained from {r}");
+                    assert_eq!(
+                        hex::encode(next_key(&key, &o)),
+                        n.get("KEY").unwrap(),
+                        "{b}: {n}: KEY chained from {r}"
+                    );
                     let (want_iv, want_in) = match mode {
                         Mode::Ecb => (None, o.out999),
                         Mode::Cbc => (Some(o.out999), o.out998),
@@ -131,7 +143,11 @@ fn run_file(mode: Mode, bits: u32) {
                     if let Some(v) = want_iv {
                         assert_eq!(v, n.block("IV"), "{b}: {n}: IV chained from {r}");
                     }
-                    assert_eq!(want_in, n.block(in_name), "{b}: {n}: {in_name} chained from {r}");
+                    assert_eq!(
+                        want_in,
+                        n.block(in_name),
+                        "{b}: {n}: {in_name} chained from {r}"
+                    );
                 }
             }
         }

@@ -29,10 +29,21 @@ fn check_ecb(aes: &Aes, pt: &[u8], ct: &[u8], what: &str) {
     // Output one block longer than needed: the extra bytes must stay untouched.
     let mut out = vec![0x5au8; pt.len() + 16];
     aes.encrypt_blocks_b2b(pt, &mut out).unwrap();
-    assert_bytes_eq(&out[..pt.len()], ct, format_args!("{b}: {what}: encrypt_blocks_b2b"));
-    assert!(out[pt.len()..].iter().all(|&x| x == 0x5a), "{b}: {what}: b2b wrote past input length");
+    assert_bytes_eq(
+        &out[..pt.len()],
+        ct,
+        format_args!("{b}: {what}: encrypt_blocks_b2b"),
+    );
+    assert!(
+        out[pt.len()..].iter().all(|&x| x == 0x5a),
+        "{b}: {what}: b2b wrote past input length"
+    );
     aes.decrypt_blocks_b2b(ct, &mut out).unwrap();
-    assert_bytes_eq(&out[..pt.len()], pt, format_args!("{b}: {what}: decrypt_blocks_b2b"));
+    assert_bytes_eq(
+        &out[..pt.len()],
+        pt,
+        format_args!("{b}: {what}: decrypt_blocks_b2b"),
+    );
 
     for (i, (p, c)) in pt.chunks(16).zip(ct.chunks(16)).enumerate() {
         let mut blk: [u8; 16] = p.try_into().unwrap();
@@ -57,11 +68,27 @@ fn check_cbc(aes: &Aes, iv: &[u8; 16], pt: &[u8], ct: &[u8], what: &str) {
     for (i, (p, c)) in pt.chunks(16).zip(ct.chunks(16)).enumerate() {
         let mut blk = p.to_vec();
         enc.encrypt_blocks(&mut blk).unwrap();
-        assert_bytes_eq(&blk, c, format_args!("{b}: {what}: CbcEncryptor block #{i}"));
-        assert_eq!(enc.iv(), c, "{b}: {what}: CbcEncryptor::iv after block #{i}");
+        assert_bytes_eq(
+            &blk,
+            c,
+            format_args!("{b}: {what}: CbcEncryptor block #{i}"),
+        );
+        assert_eq!(
+            enc.iv(),
+            c,
+            "{b}: {what}: CbcEncryptor::iv after block #{i}"
+        );
         dec.decrypt_blocks(&mut blk).unwrap();
-        assert_bytes_eq(&blk, p, format_args!("{b}: {what}: CbcDecryptor block #{i}"));
-        assert_eq!(dec.iv(), c, "{b}: {what}: CbcDecryptor::iv after block #{i}");
+        assert_bytes_eq(
+            &blk,
+            p,
+            format_args!("{b}: {what}: CbcDecryptor block #{i}"),
+        );
+        assert_eq!(
+            dec.iv(),
+            c,
+            "{b}: {what}: CbcDecryptor::iv after block #{i}"
+        );
     }
 }
 
@@ -73,26 +100,48 @@ fn check_ctr(aes: &Aes, iv: &[u8; 16], pt: &[u8], ct: &[u8], what: &str) {
         let mut buf = input.to_vec();
         let mut c = Ctr::new(aes, iv);
         c.apply_keystream(&mut buf);
-        assert_bytes_eq(&buf, want, format_args!("{b}: {what}: {dir}: Ctr::apply_keystream"));
-        assert_eq!(c.position(), input.len() as u64, "{b}: {what}: Ctr::position");
+        assert_bytes_eq(
+            &buf,
+            want,
+            format_args!("{b}: {what}: {dir}: Ctr::apply_keystream"),
+        );
+        assert_eq!(
+            c.position(),
+            input.len() as u64,
+            "{b}: {what}: Ctr::position"
+        );
 
         let mut buf = input.to_vec();
         let mut c = Ctr::new(aes, iv);
         for byte in buf.chunks_mut(1) {
             c.apply_keystream(byte);
         }
-        assert_bytes_eq(&buf, want, format_args!("{b}: {what}: {dir}: byte at a time"));
+        assert_bytes_eq(
+            &buf,
+            want,
+            format_args!("{b}: {what}: {dir}: byte at a time"),
+        );
 
         let mut out = vec![0u8; input.len()];
-        Ctr::new(aes, iv).apply_keystream_b2b(input, &mut out).unwrap();
-        assert_bytes_eq(&out, want, format_args!("{b}: {what}: {dir}: apply_keystream_b2b"));
+        Ctr::new(aes, iv)
+            .apply_keystream_b2b(input, &mut out)
+            .unwrap();
+        assert_bytes_eq(
+            &out,
+            want,
+            format_args!("{b}: {what}: {dir}: apply_keystream_b2b"),
+        );
 
         for split in 0..=input.len() {
             let mut buf = input.to_vec();
             let (x, y) = buf.split_at_mut(split);
             aes.ctr_xor_at(iv, 0, x);
             aes.ctr_xor_at(iv, split as u64, y);
-            assert_bytes_eq(&buf, want, format_args!("{b}: {what}: {dir}: ctr_xor_at split {split}"));
+            assert_bytes_eq(
+                &buf,
+                want,
+                format_args!("{b}: {what}: {dir}: ctr_xor_at split {split}"),
+            );
         }
     }
 }
@@ -112,7 +161,10 @@ fn run_block_mode_files(files: &[String]) -> usize {
             for r in &recs {
                 let aes = key_of(r, b);
                 let (pt, ct) = (r.hex("PLAINTEXT"), r.hex("CIPHERTEXT"));
-                assert!(!pt.is_empty() && pt.len() % 16 == 0, "{r}: bad PLAINTEXT length");
+                assert!(
+                    !pt.is_empty() && pt.len() % 16 == 0,
+                    "{r}: bad PLAINTEXT length"
+                );
                 let what = r.to_string();
                 if cbc {
                     check_cbc(&aes, &r.block("IV"), &pt, &ct, &what);
@@ -130,7 +182,10 @@ fn run_block_mode_files(files: &[String]) -> usize {
 #[test]
 fn fips197_appendix_c() {
     let key: Vec<u8> = (0u8..32).collect();
-    let pt: [u8; 16] = hex::decode("00112233445566778899aabbccddeeff").unwrap().try_into().unwrap();
+    let pt: [u8; 16] = hex::decode("00112233445566778899aabbccddeeff")
+        .unwrap()
+        .try_into()
+        .unwrap();
     let want = [
         (16, "69c4e0d86a7b0430d8cdb78070b4c55a"),
         (24, "dda97ca4864cdfe06eaf70a0ec0d7191"),
@@ -141,7 +196,12 @@ fn fips197_appendix_c() {
             let aes = Aes::with_backend(&key[..kl], b).unwrap();
             assert_eq!(aes.backend(), b);
             assert_eq!(aes.key_bits() as usize, kl * 8, "{b}: key_bits");
-            check_ecb(&aes, &pt, &hex::decode(ct).unwrap(), &format!("FIPS-197 C AES-{}", kl * 8));
+            check_ecb(
+                &aes,
+                &pt,
+                &hex::decode(ct).unwrap(),
+                &format!("FIPS-197 C AES-{}", kl * 8),
+            );
         }
     }
 }
@@ -170,12 +230,19 @@ fn nist_mmt_ecb_and_cbc() {
             files.push(format!("nist-mmt/{mode}MMT{bits}.rsp"));
         }
     }
-    assert_eq!(run_block_mode_files(&files), 6 * 20, "number of MMT records");
+    assert_eq!(
+        run_block_mode_files(&files),
+        6 * 20,
+        "number of MMT records"
+    );
 }
 
 #[test]
 fn sp800_38a_ecb_and_cbc() {
-    let files = ["sp800-38a/SP800-38A-ECB.rsp".to_string(), "sp800-38a/SP800-38A-CBC.rsp".to_string()];
+    let files = [
+        "sp800-38a/SP800-38A-ECB.rsp".to_string(),
+        "sp800-38a/SP800-38A-CBC.rsp".to_string(),
+    ];
     assert_eq!(run_block_mode_files(&files), 12);
 }
 
@@ -186,7 +253,11 @@ fn run_ctr_file(file: &str) -> usize {
         for r in &recs {
             let aes = key_of(r, b);
             let (pt, ct) = (r.hex("PLAINTEXT"), r.hex("CIPHERTEXT"));
-            assert_eq!(pt.len(), ct.len(), "{r}: PLAINTEXT and CIPHERTEXT lengths differ");
+            assert_eq!(
+                pt.len(),
+                ct.len(),
+                "{r}: PLAINTEXT and CIPHERTEXT lengths differ"
+            );
             check_ctr(&aes, &r.block("IV"), &pt, &ct, &r.to_string());
         }
     }
@@ -209,7 +280,10 @@ fn rfc3686_ctr() {
 
 #[test]
 fn putty_cbc() {
-    assert_eq!(run_block_mode_files(&["putty/putty-aes-cbc.rsp".to_string()]), 6);
+    assert_eq!(
+        run_block_mode_files(&["putty/putty-aes-cbc.rsp".to_string()]),
+        6
+    );
 }
 
 #[test]
@@ -220,7 +294,10 @@ fn putty_sdctr() {
         .iter()
         .filter(|r| r.get("IV") == Some("fffffffffffffffffffffffffffffffe"))
         .count();
-    assert_eq!(wraps, 3, "{file}: expected one 2^128-wrap record per key size");
+    assert_eq!(
+        wraps, 3,
+        "{file}: expected one 2^128-wrap record per key size"
+    );
     assert_eq!(run_ctr_file(file), 9);
 }
 
@@ -238,7 +315,10 @@ fn sdctr_carry_generated() {
             let aes = key_of(r, b);
             let iv = r.block("IV");
             let ct = r.hex("CIPHERTEXT");
-            assert!(r.hex("PLAINTEXT").iter().all(|&x| x == 0) && ct.len() == 32, "{r}: layout");
+            assert!(
+                r.hex("PLAINTEXT").iter().all(|&x| x == 0) && ct.len() == 32,
+                "{r}: layout"
+            );
             // ECB of the counter blocks is the keystream.
             let mut ecb = [iv, common::ctr_add(&iv, 1)].concat();
             aes.encrypt_blocks(&mut ecb);
@@ -251,11 +331,19 @@ fn sdctr_carry_generated() {
                 c.seek(skip as u64);
                 let mut buf = vec![0u8; 32];
                 c.apply_keystream(&mut buf);
-                assert_bytes_eq(&buf, &ct, format_args!("{b}: {r}: seek {back} blocks from IV-{back}"));
+                assert_bytes_eq(
+                    &buf,
+                    &ct,
+                    format_args!("{b}: {r}: seek {back} blocks from IV-{back}"),
+                );
 
                 let mut buf = vec![0u8; skip + 32];
                 Ctr::new(&aes, &early).apply_keystream(&mut buf);
-                assert_bytes_eq(&buf[skip..], &ct, format_args!("{b}: {r}: one call from IV-{back}"));
+                assert_bytes_eq(
+                    &buf[skip..],
+                    &ct,
+                    format_args!("{b}: {r}: one call from IV-{back}"),
+                );
             }
         }
     }
@@ -270,7 +358,11 @@ fn wycheproof_cbc_pkcs5() {
     for b in backends() {
         (valid, invalid) = (0, 0);
         for g in &w.test_groups {
-            assert_eq!((g.kind.as_str(), g.iv_size), ("IndCpaTest", 128), "{file}: group layout");
+            assert_eq!(
+                (g.kind.as_str(), g.iv_size),
+                ("IndCpaTest", 128),
+                "{file}: group layout"
+            );
             for t in &g.tests {
                 let what = format!("{b}: {file} tcId {} ({})", t.tc_id, t.comment);
                 let key = hex::decode(&t.key).unwrap();
@@ -299,7 +391,9 @@ fn wycheproof_cbc_pkcs5() {
                     "invalid" => {
                         invalid += 1;
                         assert!(
-                            t.flags.iter().any(|f| f == "BadPadding" || f == "NoPadding"),
+                            t.flags
+                                .iter()
+                                .any(|f| f == "BadPadding" || f == "NoPadding"),
                             "{what}: unexpected flags {:?}",
                             t.flags
                         );

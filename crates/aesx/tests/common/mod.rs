@@ -21,7 +21,11 @@ use aesx::Backend;
 /// vacuous: non-empty, `soft` first.
 pub fn backends() -> Vec<Backend> {
     let list = Backend::available();
-    assert_eq!(list.first(), Some(&Backend::Soft), "soft must always be available and first");
+    assert_eq!(
+        list.first(),
+        Some(&Backend::Soft),
+        "soft must always be available and first"
+    );
     list
 }
 
@@ -30,7 +34,9 @@ pub fn backends() -> Vec<Backend> {
 
 /// Absolute path of a file under `testdata/aes/`.
 pub fn data_path(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/aes").join(rel)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/aes")
+        .join(rel)
 }
 
 /// Reads a file under `testdata/aes/` as text.
@@ -72,7 +78,10 @@ pub struct Record {
 impl Record {
     /// The raw text of a field.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.fields.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
     }
 
     /// A hex field, decoded; panics (naming the record) if it is missing or not hex.
@@ -98,7 +107,14 @@ impl Record {
 /// Names a record in failure messages: `nist-kat/ECBGFSbox128.rsp:12 [ENCRYPT] COUNT=0`.
 impl fmt::Display for Record {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{} [{}] COUNT={}", self.file, self.line, self.dir, self.count())
+        write!(
+            f,
+            "{}:{} [{}] COUNT={}",
+            self.file,
+            self.line,
+            self.dir,
+            self.count()
+        )
     }
 }
 
@@ -201,7 +217,10 @@ pub fn read_wycheproof(rel: &str) -> WycheproofFile {
     let f: WycheproofFile = serde_json::from_str(&read_text(rel))
         .unwrap_or_else(|e| panic!("{rel}: not Wycheproof JSON: {e}"));
     let n: usize = f.test_groups.iter().map(|g| g.tests.len()).sum();
-    assert_eq!(n, f.number_of_tests, "{rel}: numberOfTests disagrees with the test list");
+    assert_eq!(
+        n, f.number_of_tests,
+        "{rel}: numberOfTests disagrees with the test list"
+    );
     f
 }
 
