@@ -18,7 +18,10 @@ use aesx::Backend;
 // Backends
 
 /// Every backend this CPU runs, checked for sanity so a broken list cannot make every test
-/// vacuous: non-empty, `soft` first.
+/// vacuous: `soft` always first.
+///
+/// For quick iteration on one backend, `AESX_TEST_BACKENDS=aesni,vaes512` restricts the list
+/// (the names must be available here; `soft` stays in as the reference). Never set it in CI.
 pub fn backends() -> Vec<Backend> {
     let list = Backend::available();
     assert_eq!(
@@ -26,7 +29,26 @@ pub fn backends() -> Vec<Backend> {
         Some(&Backend::Soft),
         "soft must always be available and first"
     );
-    list
+    match std::env::var("AESX_TEST_BACKENDS") {
+        Ok(only) if !only.trim().is_empty() => {
+            let mut picked = vec![Backend::Soft];
+            for name in only.split(',') {
+                let b: Backend = name
+                    .parse()
+                    .unwrap_or_else(|_| panic!("AESX_TEST_BACKENDS: unknown backend {name:?}"));
+                assert!(
+                    b.is_available(),
+                    "AESX_TEST_BACKENDS: {b} is not available here"
+                );
+                if !picked.contains(&b) {
+                    picked.push(b);
+                }
+            }
+            picked.sort();
+            picked
+        }
+        _ => list,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
