@@ -375,26 +375,30 @@ macro_rules! kernels {
             let ipt = pair(IPT);
             let sb1 = pair(SB1);
             let sb2 = pair(SB2);
-            let mut z = x.map(|v| xor(lin(&t, &ipt, v), rk[0]));
+            let mut z = x;
+            for v in z.iter_mut() {
+                *v = xor(lin(&t, &ipt, *v), rk[0]);
+            }
             for r in 1..NR {
                 let mc1 = splat(ENC_MC1[r % 4]);
                 let mc3 = splat(ENC_MC3[r % 4]);
-                z = z.map(|v| {
-                    let (io, jo) = invert(&t, v);
+                for v in z.iter_mut() {
+                    let (io, jo) = invert(&t, *v);
                     let s1 = out(&sb1, io, jo);
                     let s2 = out(&sb2, io, jo);
                     // MixColumns: 2s + 3 rot1(s) + rot2(s) + rot3(s)
                     //           = (2s + rot1 s) + rot1(2s + rot1 s) + rot3(s).
                     let a = xor(s2, shuf(s1, mc1));
-                    xor(xor(a, shuf(a, mc1)), xor(shuf(s1, mc3), rk[r]))
-                });
+                    *v = xor(xor(a, shuf(a, mc1)), xor(shuf(s1, mc3), rk[r]));
+                }
             }
             let sbo = pair(SBO);
             let fix = splat(ENC_QI[NR % 4]);
-            z.map(|v| {
-                let (io, jo) = invert(&t, v);
-                shuf(xor(out(&sbo, io, jo), rk[NR]), fix)
-            })
+            for v in z.iter_mut() {
+                let (io, jo) = invert(&t, *v);
+                *v = shuf(xor(out(&sbo, io, jo), rk[NR]), fix);
+            }
+            z
         }
 
         /// Decrypts N vectors (equivalent inverse cipher).
@@ -404,25 +408,29 @@ macro_rules! kernels {
             let t = inv_tables();
             let dipt = pair(DIPT);
             let (d9, d11, d13, d14) = (pair(DSB9), pair(DSB11), pair(DSB13), pair(DSB14));
-            let mut z = x.map(|v| xor(lin(&t, &dipt, v), rk[0]));
+            let mut z = x;
+            for v in z.iter_mut() {
+                *v = xor(lin(&t, &dipt, *v), rk[0]);
+            }
             for r in 1..NR {
                 let p = splat(DEC_MC1[r % 4]);
-                z = z.map(|v| {
-                    let (io, jo) = invert(&t, v);
+                for v in z.iter_mut() {
+                    let (io, jo) = invert(&t, *v);
                     // InvMixColumns by Horner: 14s + rot1(11s + rot1(13s + rot1(9s))).
                     let mut a = out(&d9, io, jo);
                     a = xor(out(&d13, io, jo), shuf(a, p));
                     a = xor(out(&d11, io, jo), shuf(a, p));
                     a = xor(out(&d14, io, jo), shuf(a, p));
-                    xor(a, rk[r])
-                });
+                    *v = xor(a, rk[r]);
+                }
             }
             let dsbo = pair(DSBO);
             let fix = splat(DEC_QI[NR % 4]);
-            z.map(|v| {
-                let (io, jo) = invert(&t, v);
-                shuf(xor(out(&dsbo, io, jo), rk[NR]), fix)
-            })
+            for v in z.iter_mut() {
+                let (io, jo) = invert(&t, *v);
+                *v = shuf(xor(out(&dsbo, io, jo), rk[NR]), fix);
+            }
+            z
         }
 
         #[target_feature(enable = $feat)]
@@ -628,7 +636,7 @@ mod x1 {
         }
     }
 
-    kernels!("ssse3", 3);
+    kernels!("ssse3", 4);
 
     /// CBC encryption is serial: one block at a time.
     #[target_feature(enable = "ssse3")]
@@ -759,7 +767,7 @@ mod x2 {
         }
     }
 
-    kernels!("avx2", 2);
+    kernels!("avx2", 4);
 }
 
 /// Whether the AVX2 (ymm) kernels are used on this CPU.
