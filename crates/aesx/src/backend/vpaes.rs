@@ -385,11 +385,10 @@ macro_rules! kernels {
                 for v in z.iter_mut() {
                     let (io, jo) = invert(&t, *v);
                     let s1 = out(&sb1, io, jo);
-                    let s2 = out(&sb2, io, jo);
                     // MixColumns: 2s + 3 rot1(s) + rot2(s) + rot3(s)
                     //           = (2s + rot1 s) + rot1(2s + rot1 s) + rot3(s).
-                    let a = xor(s2, shuf(s1, mc1));
-                    *v = xor(xor(a, shuf(a, mc1)), xor(shuf(s1, mc3), rk[r]));
+                    let a = xor3(shuf(sb2[0], io), shuf(sb2[1], jo), shuf(s1, mc1));
+                    *v = xor3(a, shuf(a, mc1), xor(shuf(s1, mc3), rk[r]));
                 }
             }
             let sbo = pair(SBO);
@@ -418,10 +417,10 @@ macro_rules! kernels {
                     let (io, jo) = invert(&t, *v);
                     // InvMixColumns by Horner: 14s + rot1(11s + rot1(13s + rot1(9s))).
                     let mut a = out(&d9, io, jo);
-                    a = xor(out(&d13, io, jo), shuf(a, p));
-                    a = xor(out(&d11, io, jo), shuf(a, p));
-                    a = xor(out(&d14, io, jo), shuf(a, p));
-                    *v = xor(a, rk[r]);
+                    a = xor3(shuf(d13[0], io), shuf(d13[1], jo), shuf(a, p));
+                    a = xor3(shuf(d11[0], io), shuf(d11[1], jo), shuf(a, p));
+                    let d = xor(shuf(d14[0], io), rk[r]);
+                    *v = xor3(d, shuf(d14[1], jo), shuf(a, p));
                 }
             }
             let dsbo = pair(DSBO);
@@ -478,12 +477,12 @@ macro_rules! kernels {
                 }
                 prev = ct[LANES - 1];
             }
-            each_vector(chunks.into_remainder(), |c, full| {
+            each_vector(chunks.into_remainder(), |c, n| {
                 let ct = load_v(c, 0);
                 let pt = dec_n::<NR, 1>(&rk, [ct])[0];
                 store_v(c, 0, xor(pt, chain(prev, ct)));
-                // A part-filled vector holds one block, in its first lane.
-                prev = if full { ct } else { first_to_last(ct) };
+                // A part-filled vector holds n blocks in its first lanes.
+                prev = if n == B { ct } else { to_last(ct, n) };
             });
             last_block(prev, iv);
         }
@@ -516,28 +515,28 @@ macro_rules! kernels {
         pub(super) fn encrypt_blocks(k: &Keys, buf: &mut [u8]) {
             // SAFETY: the `vpaes` entry points call this instantiation only on a CPU with its
             // target feature: SSSE3 was checked by `Aes::with_backend` for `Backend::Vpaes`,
-            // AVX2 by `wide()` before choosing the ymm kernels.
+            // AVX2 / AVX-512BW by `width()` before choosing the ymm / zmm kernels.
             unsafe { by_rounds!(k.rounds, ecb_enc(k, buf)) }
         }
 
         pub(super) fn decrypt_blocks(k: &Keys, buf: &mut [u8]) {
             // SAFETY: the `vpaes` entry points call this instantiation only on a CPU with its
             // target feature: SSSE3 was checked by `Aes::with_backend` for `Backend::Vpaes`,
-            // AVX2 by `wide()` before choosing the ymm kernels.
+            // AVX2 / AVX-512BW by `width()` before choosing the ymm / zmm kernels.
             unsafe { by_rounds!(k.rounds, ecb_dec(k, buf)) }
         }
 
         pub(super) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
             // SAFETY: the `vpaes` entry points call this instantiation only on a CPU with its
             // target feature: SSSE3 was checked by `Aes::with_backend` for `Backend::Vpaes`,
-            // AVX2 by `wide()` before choosing the ymm kernels.
+            // AVX2 / AVX-512BW by `width()` before choosing the ymm / zmm kernels.
             unsafe { by_rounds!(k.rounds, cbc_dec(k, iv, buf)) }
         }
 
         pub(super) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
             // SAFETY: the `vpaes` entry points call this instantiation only on a CPU with its
             // target feature: SSSE3 was checked by `Aes::with_backend` for `Backend::Vpaes`,
-            // AVX2 by `wide()` before choosing the ymm kernels.
+            // AVX2 / AVX-512BW by `width()` before choosing the ymm / zmm kernels.
             unsafe { by_rounds!(k.rounds, ctr(k, c, buf)) }
         }
     };
@@ -624,15 +623,20 @@ mod x1 {
     }
     #[inline]
     #[target_feature(enable = "ssse3")]
-    fn first_to_last(v: V) -> V {
-        v
+    fn xor3(a: V, b: V, c: V) -> V {
+        xor(xor(a, b), c)
     }
-    /// Calls `f(vector, true)` on each vector of `rest` (fewer than LANES of them).
     #[inline]
     #[target_feature(enable = "ssse3")]
-    fn each_vector(rest: &mut [u8], mut f: impl FnMut(&mut [u8], bool)) {
+    fn to_last(v: V, _n: usize) -> V {
+        v
+    }
+    /// Calls `f(vector, 1)` on each vector of `rest` (fewer than LANES of them).
+    #[inline]
+    #[target_feature(enable = "ssse3")]
+    fn each_vector(rest: &mut [u8], mut f: impl FnMut(&mut [u8], usize)) {
         for c in rest.chunks_exact_mut(16) {
-            f(c, true)
+            f(c, 1)
         }
     }
 
@@ -722,7 +726,13 @@ mod x2 {
     }
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn first_to_last(v: V) -> V {
+    fn xor3(a: V, b: V, c: V) -> V {
+        xor(xor(a, b), c)
+    }
+    /// Moves block `n - 1` (here always 0) to the last lane.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn to_last(v: V, _n: usize) -> V {
         _mm256_permute2x128_si256::<0x00>(v, v)
     }
     #[inline]
@@ -748,20 +758,20 @@ mod x2 {
     fn ctr_step(c: V) -> V {
         _mm256_add_epi64(c, _mm256_set_epi64x(0, 2, 0, 2))
     }
-    /// Calls `f` on each vector of `rest` (fewer than LANES of them); a final single block is
-    /// passed in the first lane of a zero-padded copy, with `full = false`.
+    /// Calls `f(vector, blocks)` on each vector of `rest` (fewer than LANES of them); a final
+    /// single block is passed in the first lane of a zero-padded copy.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn each_vector(rest: &mut [u8], mut f: impl FnMut(&mut [u8], bool)) {
+    fn each_vector(rest: &mut [u8], mut f: impl FnMut(&mut [u8], usize)) {
         let mut it = rest.chunks_exact_mut(32);
         for c in &mut it {
-            f(c, true)
+            f(c, 2)
         }
         let tail = it.into_remainder();
         if !tail.is_empty() {
             let mut tmp = [0u8; 32];
             tmp[..16].copy_from_slice(tail);
-            f(&mut tmp, false);
+            f(&mut tmp, 1);
             tail.copy_from_slice(&tmp[..16]);
             tmp.zeroize();
         }
@@ -770,42 +780,165 @@ mod x2 {
     kernels!("avx2", 4);
 }
 
-/// Whether the AVX2 (ymm) kernels are used on this CPU.
+/// Four blocks per zmm register, AVX-512BW; three-input XORs are one `vpternlogq`.
+mod x3 {
+    use core::arch::x86_64::*;
+
+    use super::tables::*;
+    use super::{Keys, c128, load, store};
+    use zeroize::Zeroize;
+
+    type V = __m512i;
+    const B: usize = 4;
+
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn splat(x: u128) -> V {
+        _mm512_broadcast_i32x4(c128(x))
+    }
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn bcast(b: &[u8; 16]) -> V {
+        _mm512_broadcast_i32x4(load(b))
+    }
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn xor(a: V, b: V) -> V {
+        _mm512_xor_si512(a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn xor3(a: V, b: V, c: V) -> V {
+        _mm512_ternarylogic_epi64::<0x96>(a, b, c)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn and(a: V, b: V) -> V {
+        _mm512_and_si512(a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn srl4(a: V) -> V {
+        _mm512_srli_epi32::<4>(a)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn shuf(t: V, i: V) -> V {
+        _mm512_shuffle_epi8(t, i)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn load_v(buf: &[u8], i: usize) -> V {
+        let b: &[u8; 64] = buf[64 * i..64 * i + 64].try_into().unwrap();
+        // SAFETY: `b` is 64 readable bytes; the load is unaligned.
+        unsafe { _mm512_loadu_si512(b.as_ptr().cast()) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn store_v(buf: &mut [u8], i: usize, v: V) {
+        let b: &mut [u8; 64] = (&mut buf[64 * i..64 * i + 64]).try_into().unwrap();
+        // SAFETY: `b` is 64 writable bytes; the store is unaligned.
+        unsafe { _mm512_storeu_si512(b.as_mut_ptr().cast(), v) }
+    }
+    /// The CBC chaining values for vector `cur`: [last block of `before`, blocks 0..3 of `cur`].
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn chain(before: V, cur: V) -> V {
+        _mm512_alignr_epi64::<6>(cur, before)
+    }
+    /// Moves block `n - 1` to the last lane (n = 1..3; a length, not a secret).
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn to_last(v: V, n: usize) -> V {
+        match n {
+            1 => _mm512_shuffle_i64x2::<0x00>(v, v),
+            2 => _mm512_shuffle_i64x2::<0x55>(v, v),
+            _ => _mm512_shuffle_i64x2::<0xaa>(v, v),
+        }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn last_block(v: V, out: &mut [u8; 16]) {
+        store(out, _mm512_extracti32x4_epi32::<3>(v))
+    }
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn bswap() -> V {
+        splat(0x000102030405060708090a0b0c0d0e0f)
+    }
+    /// Counters c .. c + 3, little-endian, one per lane (lanes past the end of a call may wrap
+    /// their low half; their keystream is discarded).
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn ctr_init(c: u128) -> V {
+        let (hi, lo) = ((c >> 64) as i64, c as u64);
+        let l = |d: u64| lo.wrapping_add(d) as i64;
+        _mm512_set_epi64(hi, l(3), hi, l(2), hi, l(1), hi, l(0))
+    }
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn ctr_step(c: V) -> V {
+        _mm512_add_epi64(c, _mm512_set_epi64(0, 4, 0, 4, 0, 4, 0, 4))
+    }
+    /// Calls `f(vector, blocks)` on each vector of `rest` (fewer than LANES of them); a final
+    /// 1..3 blocks are passed in the first lanes of a zero-padded copy.
+    #[inline]
+    #[target_feature(enable = "avx512bw")]
+    fn each_vector(rest: &mut [u8], mut f: impl FnMut(&mut [u8], usize)) {
+        let mut it = rest.chunks_exact_mut(64);
+        for c in &mut it {
+            f(c, 4)
+        }
+        let tail = it.into_remainder();
+        if !tail.is_empty() {
+            let mut tmp = [0u8; 64];
+            tmp[..tail.len()].copy_from_slice(tail);
+            f(&mut tmp, tail.len() / 16);
+            tail.copy_from_slice(&tmp[..tail.len()]);
+            tmp.zeroize();
+        }
+    }
+
+    kernels!("avx512bw", 4);
+}
+
+/// The kernel width this CPU runs: zmm with AVX-512BW, ymm with AVX2, else xmm.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Width {
+    X1,
+    X2,
+    X3,
+}
+
 #[inline]
-fn wide() -> bool {
-    crate::cpu::features().avx2
-}
-
-pub(crate) fn encrypt_blocks(k: &Keys, buf: &mut [u8]) {
-    if wide() {
-        x2::encrypt_blocks(k, buf)
+fn width() -> Width {
+    let f = crate::cpu::features();
+    if f.avx512f && f.avx512bw {
+        Width::X3
+    } else if f.avx2 {
+        Width::X2
     } else {
-        x1::encrypt_blocks(k, buf)
+        Width::X1
     }
 }
 
-pub(crate) fn decrypt_blocks(k: &Keys, buf: &mut [u8]) {
-    if wide() {
-        x2::decrypt_blocks(k, buf)
-    } else {
-        x1::decrypt_blocks(k, buf)
-    }
+macro_rules! entry {
+    ($( fn $name:ident( $($arg:ident : $ty:ty),* ); )*) => {$(
+        pub(crate) fn $name(k: &Keys, $($arg: $ty),*) {
+            match width() {
+                Width::X3 => x3::$name(k, $($arg),*),
+                Width::X2 => x2::$name(k, $($arg),*),
+                Width::X1 => x1::$name(k, $($arg),*),
+            }
+        }
+    )*};
 }
 
-pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
-    if wide() {
-        x2::cbc_decrypt(k, iv, buf)
-    } else {
-        x1::cbc_decrypt(k, iv, buf)
-    }
-}
-
-pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
-    if wide() {
-        x2::ctr_xor(k, c, buf)
-    } else {
-        x1::ctr_xor(k, c, buf)
-    }
+entry! {
+    fn encrypt_blocks(buf: &mut [u8]);
+    fn decrypt_blocks(buf: &mut [u8]);
+    fn cbc_decrypt(iv: &mut [u8; 16], buf: &mut [u8]);
+    fn ctr_xor(c: u128, buf: &mut [u8]);
 }
 
 pub(crate) fn cbc_encrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {

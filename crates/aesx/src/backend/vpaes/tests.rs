@@ -80,7 +80,8 @@ fn kernel_sets() -> Vec<Kernels> {
         ctr: x1::ctr_xor,
         batch: x1::BATCH,
     }];
-    if wide() {
+    let w = width();
+    if w != Width::X1 {
         v.push(Kernels {
             name: "ymm",
             enc: x2::encrypt_blocks,
@@ -88,6 +89,16 @@ fn kernel_sets() -> Vec<Kernels> {
             cbc_dec: x2::cbc_decrypt,
             ctr: x2::ctr_xor,
             batch: x2::BATCH,
+        });
+    }
+    if w == Width::X3 {
+        v.push(Kernels {
+            name: "zmm",
+            enc: x3::encrypt_blocks,
+            dec: x3::decrypt_blocks,
+            cbc_dec: x3::cbc_decrypt,
+            ctr: x3::ctr_xor,
+            batch: x3::BATCH,
         });
     }
     v
