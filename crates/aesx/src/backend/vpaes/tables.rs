@@ -98,6 +98,13 @@ pub(super) const ENC_MC1: [u128; 4] = [
     0x04070605000302010c0f0e0d080b0a09,
     0x080b0a0904070605000302010c0f0e0d,
 ];
+/// Encryption MixColumns rotation by two rows, round r % 4.
+pub(super) const ENC_MC2: [u128; 4] = [
+    0x0d0c0f0e09080b0a0504070601000302,
+    0x05040706010003020d0c0f0e09080b0a,
+    0x0d0c0f0e09080b0a0504070601000302,
+    0x05040706010003020d0c0f0e09080b0a,
+];
 /// Encryption MixColumns rotation by three rows, round r % 4.
 pub(super) const ENC_MC3: [u128; 4] = [
     0x0e0d0c0f0a09080b0605040702010003,
