@@ -293,6 +293,75 @@ macro_rules! by_rounds {
     };
 }
 
+/// Encrypts an array of vectors with the kernel helpers in scope (`[V; 15]` round keys `$rk`).
+/// (A macro, not a function: `#[inline(always)]` cannot be combined with
+/// `#[target_feature]`, and the hot loops must not call per batch.)
+macro_rules! enc_body {
+    ($nr:ident, $rk:expr, $x:expr) => {{
+        let t = inv_tables();
+        let ipt = pair(IPT);
+        let sb1 = pair(SB1);
+        let sb2 = pair(SB2);
+        let mut z = $x;
+        for v in z.iter_mut() {
+            *v = xor(lin(&t, &ipt, *v), $rk[0]);
+        }
+        for r in 1..$nr {
+            let mc1 = splat(ENC_MC1[r % 4]);
+            let mc3 = splat(ENC_MC3[r % 4]);
+            for v in z.iter_mut() {
+                let (io, jo) = invert(&t, *v);
+                let s1 = out(&sb1, io, jo);
+                // MixColumns: 2s + 3 rot1(s) + rot2(s) + rot3(s)
+                //           = (2s + rot1 s) + rot1(2s + rot1 s) + rot3(s).
+                let a = xor3(shuf(sb2[0], io), shuf(sb2[1], jo), shuf(s1, mc1));
+                *v = xor3(a, shuf(a, mc1), xor(shuf(s1, mc3), $rk[r]));
+            }
+        }
+        let sbo = pair(SBO);
+        let fix = splat(ENC_QI[$nr % 4]);
+        for v in z.iter_mut() {
+            let (io, jo) = invert(&t, *v);
+            *v = shuf(xor(out(&sbo, io, jo), $rk[$nr]), fix);
+        }
+        z
+    }};
+}
+
+/// Decrypts an array of vectors (equivalent inverse cipher); like `enc_body`.
+/// (A macro, not a function: `#[inline(always)]` cannot be combined with
+/// `#[target_feature]`, and the hot loops must not call per batch.)
+macro_rules! dec_body {
+    ($nr:ident, $rk:expr, $x:expr) => {{
+        let t = inv_tables();
+        let dipt = pair(DIPT);
+        let (d9, d11, d13, d14) = (pair(DSB9), pair(DSB11), pair(DSB13), pair(DSB14));
+        let mut z = $x;
+        for v in z.iter_mut() {
+            *v = xor(lin(&t, &dipt, *v), $rk[0]);
+        }
+        for r in 1..$nr {
+            let p = splat(DEC_MC1[r % 4]);
+            for v in z.iter_mut() {
+                let (io, jo) = invert(&t, *v);
+                // InvMixColumns by Horner: 14s + rot1(11s + rot1(13s + rot1(9s))).
+                let mut a = out(&d9, io, jo);
+                a = xor3(shuf(d13[0], io), shuf(d13[1], jo), shuf(a, p));
+                a = xor3(shuf(d11[0], io), shuf(d11[1], jo), shuf(a, p));
+                let d = xor(shuf(d14[0], io), $rk[r]);
+                *v = xor3(d, shuf(d14[1], jo), shuf(a, p));
+            }
+        }
+        let dsbo = pair(DSBO);
+        let fix = splat(DEC_QI[$nr % 4]);
+        for v in z.iter_mut() {
+            let (io, jo) = invert(&t, *v);
+            *v = shuf(xor(out(&dsbo, io, jo), $rk[$nr]), fix);
+        }
+        z
+    }};
+}
+
 macro_rules! kernels {
     ($feat:literal, $lanes:expr) => {
         /// Vectors processed together by the parallel kernels.
@@ -371,65 +440,14 @@ macro_rules! kernels {
         #[inline]
         #[target_feature(enable = $feat)]
         fn enc_n<const NR: usize, const N: usize>(rk: &[V; 15], x: [V; N]) -> [V; N] {
-            let t = inv_tables();
-            let ipt = pair(IPT);
-            let sb1 = pair(SB1);
-            let sb2 = pair(SB2);
-            let mut z = x;
-            for v in z.iter_mut() {
-                *v = xor(lin(&t, &ipt, *v), rk[0]);
-            }
-            for r in 1..NR {
-                let mc1 = splat(ENC_MC1[r % 4]);
-                let mc3 = splat(ENC_MC3[r % 4]);
-                for v in z.iter_mut() {
-                    let (io, jo) = invert(&t, *v);
-                    let s1 = out(&sb1, io, jo);
-                    // MixColumns: 2s + 3 rot1(s) + rot2(s) + rot3(s)
-                    //           = (2s + rot1 s) + rot1(2s + rot1 s) + rot3(s).
-                    let a = xor3(shuf(sb2[0], io), shuf(sb2[1], jo), shuf(s1, mc1));
-                    *v = xor3(a, shuf(a, mc1), xor(shuf(s1, mc3), rk[r]));
-                }
-            }
-            let sbo = pair(SBO);
-            let fix = splat(ENC_QI[NR % 4]);
-            for v in z.iter_mut() {
-                let (io, jo) = invert(&t, *v);
-                *v = shuf(xor(out(&sbo, io, jo), rk[NR]), fix);
-            }
-            z
+            enc_body!(NR, rk, x)
         }
 
         /// Decrypts N vectors (equivalent inverse cipher).
         #[inline]
         #[target_feature(enable = $feat)]
         fn dec_n<const NR: usize, const N: usize>(rk: &[V; 15], x: [V; N]) -> [V; N] {
-            let t = inv_tables();
-            let dipt = pair(DIPT);
-            let (d9, d11, d13, d14) = (pair(DSB9), pair(DSB11), pair(DSB13), pair(DSB14));
-            let mut z = x;
-            for v in z.iter_mut() {
-                *v = xor(lin(&t, &dipt, *v), rk[0]);
-            }
-            for r in 1..NR {
-                let p = splat(DEC_MC1[r % 4]);
-                for v in z.iter_mut() {
-                    let (io, jo) = invert(&t, *v);
-                    // InvMixColumns by Horner: 14s + rot1(11s + rot1(13s + rot1(9s))).
-                    let mut a = out(&d9, io, jo);
-                    a = xor3(shuf(d13[0], io), shuf(d13[1], jo), shuf(a, p));
-                    a = xor3(shuf(d11[0], io), shuf(d11[1], jo), shuf(a, p));
-                    let d = xor(shuf(d14[0], io), rk[r]);
-                    *v = xor3(d, shuf(d14[1], jo), shuf(a, p));
-                }
-            }
-            let dsbo = pair(DSBO);
-            let fix = splat(DEC_QI[NR % 4]);
-            for v in z.iter_mut() {
-                let (io, jo) = invert(&t, *v);
-                *v = shuf(xor(out(&dsbo, io, jo), rk[NR]), fix);
-            }
-            z
+            dec_body!(NR, rk, x)
         }
 
         #[target_feature(enable = $feat)]
@@ -438,7 +456,7 @@ macro_rules! kernels {
             let mut chunks = buf.chunks_exact_mut(16 * B * LANES);
             for c in &mut chunks {
                 let x: [V; LANES] = core::array::from_fn(|i| load_v(c, i));
-                for (i, v) in enc_n::<NR, LANES>(&rk, x).into_iter().enumerate() {
+                for (i, v) in enc_body!(NR, rk, x).into_iter().enumerate() {
                     store_v(c, i, v);
                 }
             }
@@ -453,7 +471,7 @@ macro_rules! kernels {
             let mut chunks = buf.chunks_exact_mut(16 * B * LANES);
             for c in &mut chunks {
                 let x: [V; LANES] = core::array::from_fn(|i| load_v(c, i));
-                for (i, v) in dec_n::<NR, LANES>(&rk, x).into_iter().enumerate() {
+                for (i, v) in dec_body!(NR, rk, x).into_iter().enumerate() {
                     store_v(c, i, v);
                 }
             }
@@ -470,7 +488,7 @@ macro_rules! kernels {
             let mut chunks = buf.chunks_exact_mut(16 * B * LANES);
             for c in &mut chunks {
                 let ct: [V; LANES] = core::array::from_fn(|i| load_v(c, i));
-                let pt = dec_n::<NR, LANES>(&rk, ct);
+                let pt: [V; LANES] = dec_body!(NR, rk, ct);
                 for i in 0..LANES {
                     let before = if i == 0 { prev } else { ct[i - 1] };
                     store_v(c, i, xor(pt[i], chain(before, ct[i])));
@@ -501,7 +519,7 @@ macro_rules! kernels {
                     c = ctr_step(c);
                     v
                 });
-                for (i, v) in enc_n::<NR, LANES>(&rk, x).into_iter().enumerate() {
+                for (i, v) in enc_body!(NR, rk, x).into_iter().enumerate() {
                     store_v(ch, i, xor(v, load_v(ch, i)));
                 }
             }
@@ -640,7 +658,7 @@ mod x1 {
         }
     }
 
-    kernels!("ssse3", 4);
+    kernels!("ssse3", 5);
 
     /// CBC encryption is serial: one block at a time, so latency is all that counts.
     /// IMPLEMENTATION NOTE: the round is written out here (a call per block cost ~20%), and
