@@ -4,7 +4,7 @@
 //!
 //! How it works (the paper's technique; the code and constants here are our own):
 //! * Each state byte x is held as M(x), its image in the tower field
-//!   GF(16)[t] / (t^2 + a t + a), high nibble = coefficient of t. M is a GF(2)-linear field
+//!   `GF(16)[t] / (t^2 + a t + a)`, high nibble = coefficient of t. M is a GF(2)-linear field
 //!   isomorphism, so inverting there inverts the AES byte.
 //! * The GF(2^8) inverse is five nibble lookups in GF(16) (1/i, a/k, 1/(i^k), and two more on
 //!   their sums), with 1/0 represented as 0x80 so that `pshufb` yields 0 for it.
