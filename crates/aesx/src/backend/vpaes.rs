@@ -182,7 +182,7 @@ fn expand_m(key: &[u8], mk: &mut [__m128i; 15]) {
                 }
             }
         }
-        _ => {
+        24 => {
             // AES-192: 52 words, six per step; done on a flat array of tower-basis words.
             let mut w = [0u8; 16 * 13 + 16];
             let mut tmp = [0u8; 16];
@@ -215,6 +215,7 @@ fn expand_m(key: &[u8], mk: &mut [__m128i; 15]) {
             w.zeroize();
             tmp.zeroize();
         }
+        _ => unreachable!("key length checked by Aes::with_backend"),
     }
 }
 
@@ -953,7 +954,7 @@ mod x3 {
     kernels!("avx512bw", 4);
 }
 
-/// The kernel width this CPU runs: zmm with AVX-512BW, ymm with AVX2, else xmm.
+/// The widest kernels this CPU runs: zmm with AVX-512BW, ymm with AVX2, else xmm.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Width {
     X1,
@@ -964,7 +965,7 @@ enum Width {
 #[inline]
 fn width() -> Width {
     let f = crate::cpu::features();
-    if f.avx512f && f.avx512bw {
+    if f.avx512f && f.avx512bw && f.avx2 {
         Width::X3
     } else if f.avx2 {
         Width::X2
@@ -973,23 +974,25 @@ fn width() -> Width {
     }
 }
 
+// IMPLEMENTATION NOTE: a buffer shorter than one wide vector goes to narrower kernels: a
+// zero-padded zmm for one block costs ~1.8x the xmm kernel's time (16 B CTR: 106 vs 60 ns).
 macro_rules! entry {
-    ($( fn $name:ident( $($arg:ident : $ty:ty),* ); )*) => {$(
+    ($( fn $name:ident( $($arg:ident : $ty:ty),* ) on $buf:ident; )*) => {$(
         pub(crate) fn $name(k: &Keys, $($arg: $ty),*) {
             match width() {
-                Width::X3 => x3::$name(k, $($arg),*),
-                Width::X2 => x2::$name(k, $($arg),*),
-                Width::X1 => x1::$name(k, $($arg),*),
+                Width::X3 if $buf.len() >= 64 => x3::$name(k, $($arg),*),
+                Width::X3 | Width::X2 if $buf.len() >= 32 => x2::$name(k, $($arg),*),
+                _ => x1::$name(k, $($arg),*),
             }
         }
     )*};
 }
 
 entry! {
-    fn encrypt_blocks(buf: &mut [u8]);
-    fn decrypt_blocks(buf: &mut [u8]);
-    fn cbc_decrypt(iv: &mut [u8; 16], buf: &mut [u8]);
-    fn ctr_xor(c: u128, buf: &mut [u8]);
+    fn encrypt_blocks(buf: &mut [u8]) on buf;
+    fn decrypt_blocks(buf: &mut [u8]) on buf;
+    fn cbc_decrypt(iv: &mut [u8; 16], buf: &mut [u8]) on buf;
+    fn ctr_xor(c: u128, buf: &mut [u8]) on buf;
 }
 
 pub(crate) fn cbc_encrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {

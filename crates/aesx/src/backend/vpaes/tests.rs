@@ -72,14 +72,29 @@ fn kernel_sets() -> Vec<Kernels> {
         crate::cpu::features().ssse3,
         "the vpaes tests need SSSE3 (every x86-64 CPU since 2006 has it)"
     );
-    let mut v = vec![Kernels {
-        name: "xmm",
-        enc: x1::encrypt_blocks,
-        dec: x1::decrypt_blocks,
-        cbc_dec: x1::cbc_decrypt,
-        ctr: x1::ctr_xor,
-        batch: x1::BATCH,
-    }];
+    let mut v = vec![
+        // The entry points, which pick a width by CPU and buffer length.
+        Kernels {
+            name: "dispatch",
+            enc: encrypt_blocks,
+            dec: decrypt_blocks,
+            cbc_dec: cbc_decrypt,
+            ctr: ctr_xor,
+            batch: match width() {
+                Width::X1 => x1::BATCH,
+                Width::X2 => x2::BATCH,
+                Width::X3 => x3::BATCH,
+            },
+        },
+        Kernels {
+            name: "xmm",
+            enc: x1::encrypt_blocks,
+            dec: x1::decrypt_blocks,
+            cbc_dec: x1::cbc_decrypt,
+            ctr: x1::ctr_xor,
+            batch: x1::BATCH,
+        },
+    ];
     let w = width();
     if w != Width::X1 {
         v.push(Kernels {
