@@ -1,0 +1,400 @@
+//! What gets checked: a list of targets, each a list of cases.
+//!
+//! A **case** is one operation whose whole input is secret: `run(secret, out)` must compute
+//! its result into `out` (fixed length) and may check it (return `Err` on a wrong answer).
+//! Both parts use the same cases: the taint part marks `secret` undefined under memcheck; the
+//! timing part feeds `secret` from a fixed class and a random class.
+//!
+//! Adding a target (for example the Fugue hash once `aesx::hash` lands) is one entry in
+//! [`targets`]: a name, what is expected of it, and a function that builds its cases.
+#![forbid(unsafe_code)]
+
+use aesx::{Aes, Backend, Ctr};
+
+use crate::planted::{Leak, LeakyAes};
+use crate::vg;
+
+/// The result an operation reports for a case: `Err` says what was wrong (never secret bytes).
+pub type CaseResult = Result<(), String>;
+
+/// One operation on a secret input.
+pub struct Case {
+    pub name: String,
+    pub secret_len: usize,
+    pub out_len: usize,
+    pub run: Box<dyn Fn(&[u8], &mut [u8]) -> CaseResult>,
+    /// Overrides the target's timing expectation for this case.
+    pub timing_expect: Option<Expect>,
+}
+
+impl Case {
+    fn new(
+        name: impl Into<String>,
+        secret_len: usize,
+        out_len: usize,
+        run: impl Fn(&[u8], &mut [u8]) -> CaseResult + 'static,
+    ) -> Case {
+        Case {
+            name: name.into(),
+            secret_len,
+            out_len,
+            run: Box::new(run),
+            timing_expect: None,
+        }
+    }
+
+    fn timing(mut self, e: Expect) -> Case {
+        self.timing_expect = Some(e);
+        self
+    }
+}
+
+/// Which check the cases are built for: the taint part uses long inputs (every batch path of
+/// every kernel); the timing part short ones (many measurements per second).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    Taint,
+    Timing,
+}
+
+/// What a check must conclude about a target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// A real implementation: being flagged fails the run.
+    Clean,
+    /// A planted leak: NOT being flagged fails the run (the check would be blind).
+    Leak,
+    /// Reported, never fails the run (a leak this check is not expected to see).
+    Info,
+}
+
+pub struct Target {
+    pub name: &'static str,
+    /// Whether this CPU (and, under valgrind, the emulated CPU) can run it.
+    pub available: bool,
+    pub taint: Expect,
+    pub timing: Expect,
+    pub cases: Box<dyn Fn(Part) -> Vec<Case>>,
+}
+
+/// Every target, real backends first, then the planted leaks.
+pub fn targets() -> Vec<Target> {
+    let mut v: Vec<Target> = Backend::ALL
+        .into_iter()
+        .map(|b| Target {
+            name: b.name(),
+            available: b.is_available(),
+            taint: Expect::Clean,
+            timing: Expect::Clean,
+            cases: Box::new(move |p| aes_cases(b, p)),
+        })
+        .collect();
+    v.push(Target {
+        name: "planted-table",
+        available: true,
+        taint: Expect::Leak,
+        // A 256-byte table stays in L1: the timing test is not expected to see this leak.
+        timing: Expect::Info,
+        cases: Box::new(|p| planted_cases(Leak::Table, p)),
+    });
+    v.push(Target {
+        name: "planted-branch",
+        available: true,
+        taint: Expect::Leak,
+        timing: Expect::Leak,
+        cases: Box::new(|p| planted_cases(Leak::TableAndBranch, p)),
+    });
+    // Fugue joins here: Target { name: "fugue", available: true, taint: Expect::Clean,
+    // timing: Expect::Clean, cases: Box::new(fugue_cases) }.
+    v
+}
+
+fn err(what: &str) -> String {
+    what.to_string()
+}
+
+/// Splits `s` at the given lengths.
+fn split<const N: usize>(mut s: &[u8], lens: [usize; N]) -> [&[u8]; N] {
+    lens.map(|n| {
+        let (a, b) = s.split_at(n);
+        s = b;
+        a
+    })
+}
+
+/// The fixed key of the timing cases that vary only the data (any value will do).
+fn fixed_key(len: usize) -> Vec<u8> {
+    let mut k = vec![0u8; len];
+    crate::rng::Rng::new(0x6b65_7921).fill(&mut k);
+    k
+}
+
+fn iv16(b: &[u8]) -> [u8; 16] {
+    b.try_into().expect("16-byte IV")
+}
+
+/// The cases for one aesx backend: key expansion, ECB both ways, CBC both ways, PKCS#7 and CTR,
+/// for every key size.
+fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
+    // Taint: 37 blocks go through every batch size a kernel has (32/16/8/4 lanes and singles).
+    // Timing: 9 blocks (one 8-lane batch plus one single) keep a measurement short.
+    let (blocks, key_sizes): (usize, &[usize]) = match part {
+        Part::Taint => (37, &[16, 24, 32]),
+        Part::Timing => (9, &[16, 32]),
+    };
+    let n = 16 * blocks;
+    let mut v = Vec::new();
+    let aes = move |key: &[u8]| Aes::with_backend(key, b).map_err(|e| format!("{e}"));
+    for &kl in key_sizes {
+        let bits = kl * 8;
+        // Key expansion, observed through one encryption of a public block.
+        v.push(Case::new(
+            format!("keyexp-{bits}"),
+            kl,
+            16,
+            move |s, out| {
+                let mut blk = [0u8; 16];
+                aes(s)?.encrypt_block(&mut blk);
+                out.copy_from_slice(&blk);
+                Ok(())
+            },
+        ));
+        if part == Part::Timing {
+            // Timing isolates the data path: a fixed key, expanded once (its expansion is
+            // measured by keyexp), and the plaintext or counter as the varying secret.
+            let Ok(k) = aes(&fixed_key(kl)) else {
+                continue; // backend unavailable: the target is skipped anyway
+            };
+            let k = std::rc::Rc::new(k);
+            let k2 = k.clone();
+            v.push(Case::new(
+                format!("ecb-encrypt-{bits}"),
+                n,
+                n,
+                move |s, out| k.encrypt_blocks_b2b(s, out).map_err(|e| format!("{e}")),
+            ));
+            v.push(Case::new(
+                format!("ctr-{bits}"),
+                16 + n,
+                n,
+                move |s, out| {
+                    let [iv, pt] = split(s, [16, n]);
+                    out.copy_from_slice(pt);
+                    Ctr::new(&k2, &iv16(iv)).apply_keystream(out);
+                    Ok(())
+                },
+            ));
+            continue;
+        }
+        v.push(Case::new(
+            format!("ecb-encrypt-{bits}"),
+            kl + n,
+            n,
+            move |s, out| {
+                let [key, pt] = split(s, [kl, n]);
+                aes(key)?
+                    .encrypt_blocks_b2b(pt, out)
+                    .map_err(|e| format!("{e}"))
+            },
+        ));
+        v.push(Case::new(
+            format!("ecb-decrypt-{bits}"),
+            kl + n,
+            n,
+            move |s, out| {
+                let [key, ct] = split(s, [kl, n]);
+                aes(key)?
+                    .decrypt_blocks_b2b(ct, out)
+                    .map_err(|e| format!("{e}"))
+            },
+        ));
+        v.push(Case::new(
+            format!("cbc-encrypt-{bits}"),
+            kl + 16 + n,
+            n,
+            move |s, out| {
+                let [key, iv, pt] = split(s, [kl, 16, n]);
+                out.copy_from_slice(pt);
+                aes(key)?
+                    .cbc_encrypt(&iv16(iv), out)
+                    .map_err(|e| format!("{e}"))
+            },
+        ));
+        v.push(Case::new(
+            format!("cbc-decrypt-{bits}"),
+            kl + 16 + n,
+            n,
+            move |s, out| {
+                let [key, iv, ct] = split(s, [kl, 16, n]);
+                out.copy_from_slice(ct);
+                aes(key)?
+                    .cbc_decrypt(&iv16(iv), out)
+                    .map_err(|e| format!("{e}"))
+            },
+        ));
+        // CTR over a length with a partial tail, in two calls that split a block, so the
+        // buffered-keystream paths run too.
+        let m = n + 5;
+        v.push(Case::new(
+            format!("ctr-{bits}"),
+            kl + 16 + m,
+            m,
+            move |s, out| {
+                let [key, iv, pt] = split(s, [kl, 16, m]);
+                out.copy_from_slice(pt);
+                let aes = aes(key)?;
+                let mut c = Ctr::new(&aes, &iv16(iv));
+                let (a, rest) = out.split_at_mut(7);
+                c.apply_keystream(a);
+                c.apply_keystream(rest);
+                Ok(())
+            },
+        ));
+        v.push(Case::new(
+            format!("ctr-seek-{bits}"),
+            kl + 16 + m,
+            m,
+            move |s, out| {
+                let [key, iv, pt] = split(s, [kl, 16, m]);
+                out.copy_from_slice(pt);
+                aes(key)?.ctr_xor_at(&iv16(iv), 1000 * 16 + 3, out);
+                Ok(())
+            },
+        ));
+        // PKCS#7 round trip: a secret message of public length is padded, CBC-encrypted,
+        // decrypted and unpadded. Only the validity and the length are declassified: they are
+        // public by design (the caller learns the message length and whether it was valid).
+        let msg = 5 * 16 + 7;
+        v.push(Case::new(
+            format!("cbc-pkcs7-{bits}"),
+            kl + 16 + msg,
+            msg,
+            move |s, out| {
+                let [key, iv, m] = split(s, [kl, 16, msg]);
+                let aes = aes(key)?;
+                let iv = iv16(iv);
+                let whole = msg / 16 * 16;
+                let mut buf = m[..whole].to_vec();
+                buf.extend_from_slice(&aesx::pkcs7_pad(&m[whole..]).map_err(|e| format!("{e}"))?);
+                aes.cbc_encrypt(&iv, &mut buf).map_err(|e| format!("{e}"))?;
+                aes.cbc_decrypt(&iv, &mut buf).map_err(|e| format!("{e}"))?;
+                let mut r = aesx::pkcs7_unpad(&buf);
+                vg::declassify_val(&mut r);
+                let len = r.map_err(|e| format!("valid padding refused: {e}"))?;
+                if len != msg {
+                    return Err(err("unpadded length is wrong"));
+                }
+                out.copy_from_slice(&buf[..msg]);
+                Ok(())
+            },
+        ));
+        // Unpadding a secret block whose padding is almost always invalid (random input).
+        v.push(Case::new(
+            format!("pkcs7-unpad-random-{bits}"),
+            kl + 16 + n,
+            n,
+            move |s, out| {
+                let [key, iv, ct] = split(s, [kl, 16, n]);
+                out.copy_from_slice(ct);
+                aes(key)?
+                    .cbc_decrypt(&iv16(iv), out)
+                    .map_err(|e| format!("{e}"))?;
+                let mut r = aesx::pkcs7_unpad(out);
+                vg::declassify_val(&mut r);
+                std::hint::black_box(r.is_ok());
+                Ok(())
+            },
+        ));
+    }
+    if b == Backend::Aesni && part == Part::Taint {
+        // Both AES-NI key-expansion variants, whichever this CPU's vendor prefers.
+        for (name, _) in aesx::hazmat::keysetup::variants() {
+            for &kl in key_sizes {
+                v.push(Case::new(
+                    format!("keyexp-{name}-{}", kl * 8),
+                    kl,
+                    16 * (kl / 4 + 7),
+                    move |s, out| {
+                        let rk = aesx::hazmat::keysetup::expand_with(name, s)
+                            .ok_or_else(|| err("variant unavailable"))?;
+                        out.copy_from_slice(rk.as_slice().as_flattened());
+                        Ok(())
+                    },
+                ));
+            }
+        }
+    }
+    v
+}
+
+/// The planted leak: key expansion and ECB through the insecure table AES.
+fn planted_cases(leak: Leak, part: Part) -> Vec<Case> {
+    let n = 16
+        * match part {
+            Part::Taint => 3,
+            Part::Timing => 9,
+        };
+    let mut v = Vec::new();
+    for kl in [16usize, 32] {
+        let bits = kl * 8;
+        // The planted branch lives in MixColumns; key expansion leaks through the table only,
+        // which the timing test is not expected to see.
+        v.push(
+            Case::new(
+                format!("keyexp-{bits}"),
+                kl,
+                16 * (kl / 4 + 7),
+                move |s, out| {
+                    out.copy_from_slice(LeakyAes::new(s, leak).round_keys().as_flattened());
+                    Ok(())
+                },
+            )
+            .timing(Expect::Info),
+        );
+        if part == Part::Timing {
+            let a = LeakyAes::new(&fixed_key(kl), leak);
+            v.push(Case::new(
+                format!("ecb-encrypt-{bits}"),
+                n,
+                n,
+                move |s, out| {
+                    out.copy_from_slice(s);
+                    for blk in out.chunks_exact_mut(16) {
+                        a.encrypt_block(blk.try_into().unwrap());
+                    }
+                    Ok(())
+                },
+            ));
+            continue;
+        }
+        v.push(Case::new(
+            format!("ecb-encrypt-{bits}"),
+            kl + n,
+            n,
+            move |s, out| {
+                let [key, pt] = split(s, [kl, n]);
+                let a = LeakyAes::new(key, leak);
+                out.copy_from_slice(pt);
+                for blk in out.chunks_exact_mut(16) {
+                    a.encrypt_block(blk.try_into().unwrap());
+                }
+                Ok(())
+            },
+        ));
+        v.push(Case::new(
+            format!("ecb-decrypt-{bits}"),
+            kl + n,
+            n,
+            move |s, out| {
+                let [key, ct] = split(s, [kl, n]);
+                let a = LeakyAes::new(key, leak);
+                out.copy_from_slice(ct);
+                for blk in out.chunks_exact_mut(16) {
+                    a.decrypt_block(blk.try_into().unwrap());
+                }
+                Ok(())
+            },
+        ));
+    }
+    v
+}
