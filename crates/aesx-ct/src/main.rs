@@ -67,11 +67,11 @@ fn run(args: Vec<String>) -> i32 {
     });
     let budget = Duration::from_secs_f64(seconds);
     let only = target.as_deref();
-    if let Some(name) = only {
-        if !aesx_ct::targets::targets().iter().any(|t| t.name == name) {
-            eprintln!("aesx-ct: unknown target {name} (see `aesx-ct list`)");
-            return 2;
-        }
+    if let Some(name) = only
+        && !aesx_ct::targets::targets().iter().any(|t| t.name == name)
+    {
+        eprintln!("aesx-ct: unknown target {name} (see `aesx-ct list`)");
+        return 2;
     }
     match cmd.as_deref() {
         Some("all") => {
