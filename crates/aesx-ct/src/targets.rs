@@ -26,6 +26,9 @@ pub struct Case {
     pub secret_len: usize,
     pub out_len: usize,
     pub run: CaseFn,
+    /// Overrides the target's taint expectation for this case (e.g. `Info` for a leak that is
+    /// understood and accepted; say why next to it).
+    pub taint_expect: Option<Expect>,
     /// Overrides the target's timing expectation for this case.
     pub timing_expect: Option<Expect>,
 }
@@ -42,6 +45,7 @@ impl Case {
             secret_len,
             out_len,
             run: Box::new(run),
+            taint_expect: None,
             timing_expect: None,
         }
     }
