@@ -155,7 +155,7 @@ pub fn drive(only: Option<&str>, verbose: bool) -> i32 {
             ])
             .arg(format!("--suppressions={}", supp.display()))
             .arg(&exe)
-            .args(["taint-child", t.name])
+            .args(["taint-child", t.name.as_str()])
             .stdin(Stdio::null())
             .output();
         let out = match out {
@@ -174,13 +174,13 @@ pub fn drive(only: Option<&str>, verbose: bool) -> i32 {
                 println!(
                     "  not run: valgrind hides this backend's instructions (see the timing part)"
                 );
-                skipped.push(t.name);
+                skipped.push(t.name.clone());
             } else {
                 println!("  not run: not available on this CPU or in this build");
             }
             continue;
         }
-        ran.push(t.name);
+        ran.push(t.name.clone());
         let cond = stderr
             .matches("Conditional jump or move depends on uninitialised")
             .count();

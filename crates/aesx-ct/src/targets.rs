@@ -76,7 +76,7 @@ pub enum Expect {
 }
 
 pub struct Target {
-    pub name: &'static str,
+    pub name: String,
     /// Whether this CPU (and, under valgrind, the emulated CPU) can run it.
     pub available: bool,
     pub taint: Expect,
@@ -89,7 +89,7 @@ pub fn targets() -> Vec<Target> {
     let mut v: Vec<Target> = Backend::ALL
         .into_iter()
         .map(|b| Target {
-            name: b.name(),
+            name: b.name().into(),
             available: b.is_available(),
             taint: Expect::Clean,
             timing: Expect::Clean,
@@ -97,7 +97,7 @@ pub fn targets() -> Vec<Target> {
         })
         .collect();
     v.push(Target {
-        name: "planted-table",
+        name: "planted-table".into(),
         available: true,
         taint: Expect::Leak,
         // A 256-byte table stays in L1: the timing test is not expected to see this leak.
@@ -105,7 +105,7 @@ pub fn targets() -> Vec<Target> {
         cases: Box::new(|p| planted_cases(Leak::Table, p)),
     });
     v.push(Target {
-        name: "planted-branch",
+        name: "planted-branch".into(),
         available: true,
         taint: Expect::Leak,
         timing: Expect::Leak,

@@ -201,7 +201,7 @@ pub fn drive(only: Option<&str>, budget: Duration, seed: u64) -> i32 {
             println!("-- {}: not available on this CPU", t.name);
             continue;
         }
-        ran.push(t.name);
+        ran.push(t.name.clone());
         println!(
             "-- {} (expect {})",
             t.name,
@@ -209,7 +209,7 @@ pub fn drive(only: Option<&str>, budget: Duration, seed: u64) -> i32 {
         );
         for (i, case) in (t.cases)(Part::Timing).iter().enumerate() {
             let expect = case.timing_expect.unwrap_or(t.timing);
-            let s = seed ^ ((i as u64) << 32) ^ hash(t.name);
+            let s = seed ^ ((i as u64) << 32) ^ hash(&t.name);
             let mut o = measure(case, budget, s);
             let mut flagged = o.max_t.abs() >= THRESHOLD;
             // One fresh re-measurement when the result goes against the expectation, so a

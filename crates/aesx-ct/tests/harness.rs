@@ -47,7 +47,7 @@ fn unknown_target_is_a_usage_error() {
 #[test]
 fn every_target_lists_real_backends_and_both_planted_leaks() {
     let t = targets();
-    let names: Vec<&str> = t.iter().map(|t| t.name).collect();
+    let names: Vec<&str> = t.iter().map(|t| t.name.as_str()).collect();
     for b in aesx::Backend::ALL {
         assert!(names.contains(&b.name()), "{b} missing");
     }
