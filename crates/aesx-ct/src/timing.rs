@@ -25,11 +25,12 @@ pub const THRESHOLD: f64 = 4.5;
 /// Cropping percentiles (plus the uncropped data).
 const CROPS: [f64; 7] = [0.5, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999];
 /// Measurements per batch (classes and inputs are prepared per batch).
-const BATCH: usize = 2000;
+const BATCH: usize = 1000;
 /// Measurements per class after which a case stops even within its time budget: bounds the run
 /// time of fast cases and keeps the test from turning tiny systematic effects into large t.
 const MAX_PER_CLASS: f64 = 500_000.0;
-/// A t-statistic needs at least this many samples per class to count.
+/// A t-statistic needs at least this many samples per class to count; a case keeps measuring
+/// past its budget (up to 4x) to reach it, and is inconclusive without it.
 const MIN_PER_CLASS: f64 = 1000.0;
 
 /// Welch's t-test with running means and variances (Welford).
@@ -96,6 +97,8 @@ pub struct Outcome {
     /// Which test gave `max_t`: "raw" or "<p" for a crop at percentile p.
     pub which: String,
     pub per_class: u64,
+    /// Whether both classes reached `MIN_PER_CLASS` (otherwise nothing can be concluded).
+    pub enough: bool,
     /// Mean cycles of the fixed and random classes (uncropped).
     pub means: [f64; 2],
 }
@@ -151,7 +154,8 @@ pub fn measure(case: &Case, budget: Duration, seed: u64) -> Outcome {
         batch += 1;
         let (max_t, _) = best(&raw, &cropped);
         let elapsed = start.elapsed();
-        if elapsed >= budget
+        if (elapsed >= budget && raw.min_n() >= MIN_PER_CLASS)
+            || elapsed >= 4 * budget
             || raw.min_n() >= MAX_PER_CLASS
             || (max_t.abs() >= 4.0 * THRESHOLD && raw.min_n() >= 5000.0)
         {
@@ -163,6 +167,7 @@ pub fn measure(case: &Case, budget: Duration, seed: u64) -> Outcome {
         max_t,
         which,
         per_class: raw.min_n() as u64,
+        enough: raw.min_n() >= MIN_PER_CLASS,
         means: raw.means(),
     }
 }
@@ -222,6 +227,8 @@ pub fn drive(only: Option<&str>, budget: Duration, seed: u64) -> i32 {
                 retried = " (re-measured)";
             }
             let verdict = match (expect, flagged) {
+                (Expect::Info, _) if !o.enough => "info: too few measurements",
+                _ if !o.enough => "FAIL: too few measurements to conclude (raise --seconds)",
                 (Expect::Clean, true) => "FAIL: timing depends on the secret",
                 (Expect::Leak, false) => "FAIL: planted leak not seen",
                 (Expect::Clean, false) => "ok",
