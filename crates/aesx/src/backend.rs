@@ -13,10 +13,9 @@
 //! ctr_xor(&Keys, ctr: u128, buf)             buf ^= E(ctr) || E(ctr+1) || ...
 //! ```
 //!
-//! `ctr_xor` contract: `ctr` is the first counter block as a big-endian integer, and the caller
-//! guarantees the low 64 bits do not wrap inside the call (`(ctr as u64) + blocks - 1` fits in a
-//! u64), so kernels keep a 64-bit counter in the hot loop. [`crate::mode::ctr`] splits calls at
-//! those boundaries; that is where the 128-bit carry lives.
+//! `ctr_xor` contract: `ctr` is the first counter block as a big-endian integer; block i uses
+//! `ctr + i mod 2^128`. The counter may be secret, so kernels carry from the low into the high
+//! 64 bits without branches (and the mode layer never splits a call at a carry).
 //!
 //! The key schedule remembers the backend that built it; layouts are never mixed. AES-NI and
 //! both VAES backends share one round-key layout ([`aesni::Keys`]).

@@ -18,7 +18,7 @@ pub enum Backend {
     Soft,
     /// SSSE3 vector-permute AES (Hamburg, CHES 2009); constant-time without AES-NI.
     Vpaes,
-    /// AES-NI on xmm registers, 8 blocks interleaved.
+    /// AES-NI (with SSE4.2) on xmm registers, 8 blocks interleaved.
     Aesni,
     /// VAES on ymm registers with AVX2.
     Vaes256,
@@ -68,10 +68,10 @@ impl Backend {
         match self {
             Backend::Soft => true,
             Backend::Vpaes => crate::backend::VPAES_BUILT && f.ssse3,
-            Backend::Aesni => f.aes && f.sse41,
-            Backend::Vaes256 => f.aes && f.sse41 && f.avx2 && f.vaes,
+            Backend::Aesni => f.aes && f.sse42,
+            Backend::Vaes256 => f.aes && f.sse42 && f.avx2 && f.vaes,
             Backend::Vaes512 => {
-                f.aes && f.sse41 && f.avx2 && f.vaes && f.avx512f && f.avx512bw && f.avx512vl
+                f.aes && f.sse42 && f.avx2 && f.vaes && f.avx512f && f.avx512bw && f.avx512vl
             }
         }
     }
@@ -127,6 +127,7 @@ pub struct CpuFeatures {
     pub sse2: bool,
     pub ssse3: bool,
     pub sse41: bool,
+    pub sse42: bool,
     pub avx: bool,
     pub avx2: bool,
     pub avx512f: bool,
@@ -138,12 +139,13 @@ pub struct CpuFeatures {
     pub gfni: bool,
 }
 
-const BITS: [&str; 14] = [
+const BITS: [&str; 15] = [
     "aes",
     "pclmulqdq",
     "sse2",
     "ssse3",
     "sse4.1",
+    "sse4.2",
     "avx",
     "avx2",
     "avx512f",
@@ -170,24 +172,26 @@ impl CpuFeatures {
             sse2: b(2),
             ssse3: b(3),
             sse41: b(4),
-            avx: b(5),
-            avx2: b(6),
-            avx512f: b(7),
-            avx512bw: b(8),
-            avx512vl: b(9),
-            avx512vbmi: b(10),
-            vaes: b(11),
-            vpclmulqdq: b(12),
-            gfni: b(13),
+            sse42: b(5),
+            avx: b(6),
+            avx2: b(7),
+            avx512f: b(8),
+            avx512bw: b(9),
+            avx512vl: b(10),
+            avx512vbmi: b(11),
+            vaes: b(12),
+            vpclmulqdq: b(13),
+            gfni: b(14),
         }
     }
-    fn as_array(self) -> [bool; 14] {
+    fn as_array(self) -> [bool; 15] {
         [
             self.aes,
             self.pclmulqdq,
             self.sse2,
             self.ssse3,
             self.sse41,
+            self.sse42,
             self.avx,
             self.avx2,
             self.avx512f,
@@ -254,6 +258,7 @@ fn detect_features() -> CpuFeatures {
         sse2: bit(l1.edx, 26),
         ssse3: bit(l1.ecx, 9),
         sse41: bit(l1.ecx, 19),
+        sse42: bit(l1.ecx, 20),
         avx,
         avx2: avx && bit(l7.ebx, 5),
         avx512f,

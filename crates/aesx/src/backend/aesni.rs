@@ -142,7 +142,7 @@ pub(crate) fn expand_into(key: &[u8], v: Variant, k: &mut Keys) {
     k.rounds = key.len() / 4 + 6;
     if choice() & 2 != 0 {
         // SAFETY: reached only through `Backend::{Aesni, Vaes256, Vaes512}`, whose availability
-        // (AES-NI and SSE4.1) `Aes::with_backend` checked; AVX was just checked.
+        // (AES-NI and SSE4.2) `Aes::with_backend` checked; AVX was just checked.
         unsafe { expand_hw_avx(key, v, k) }
     } else {
         // SAFETY: as above, without AVX.
@@ -153,7 +153,7 @@ pub(crate) fn expand_into(key: &[u8], v: Variant, k: &mut Keys) {
 /// IMPLEMENTATION NOTE: the same code compiled with AVX uses three-operand VEX forms; the
 /// register copies of the two-operand SSE forms sit on the serial chain and cost a cycle per
 /// round (7 -> 6 cycles per AES-128 round key measured on Zen 4).
-#[target_feature(enable = "aes,sse4.1,avx")]
+#[target_feature(enable = "aes,sse4.2,avx")]
 fn expand_hw_avx(key: &[u8], v: Variant, k: &mut Keys) {
     expand_hw(key, v, k)
 }
@@ -166,7 +166,7 @@ pub(crate) fn from_round_keys(enc: &[[u8; 16]]) -> Keys {
 }
 
 #[inline]
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 fn expand_hw(key: &[u8], v: Variant, k: &mut Keys) {
     match (key.len(), v) {
         (16, Variant::Assist) => expand128::<false>(key, &mut k.enc),
@@ -179,7 +179,7 @@ fn expand_hw(key: &[u8], v: Variant, k: &mut Keys) {
 }
 
 #[inline]
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 fn prefix_xor(x: __m128i) -> __m128i {
     let x = _mm_xor_si128(x, _mm_slli_si128::<4>(x));
     _mm_xor_si128(x, _mm_slli_si128::<8>(x))
@@ -187,7 +187,7 @@ fn prefix_xor(x: __m128i) -> __m128i {
 
 /// SubWord(RotWord(word 3 of x)) ^ rcon, broadcast to all four words.
 #[inline]
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 fn rot_sub<const ENCLAST: bool, const RC: i32>(x: __m128i) -> __m128i {
     if ENCLAST {
         let rot3 = _mm_setr_epi8(
@@ -201,7 +201,7 @@ fn rot_sub<const ENCLAST: bool, const RC: i32>(x: __m128i) -> __m128i {
 
 /// SubWord(word 3 of x), broadcast (the extra step of AES-256).
 #[inline]
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 fn sub<const ENCLAST: bool>(x: __m128i) -> __m128i {
     if ENCLAST {
         let w3 = _mm_setr_epi8(
@@ -214,13 +214,13 @@ fn sub<const ENCLAST: bool>(x: __m128i) -> __m128i {
 }
 
 #[inline]
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 fn step128<const E: bool, const RC: i32>(prev: __m128i) -> __m128i {
     _mm_xor_si128(prefix_xor(prev), rot_sub::<E, RC>(prev))
 }
 
 #[inline]
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 fn expand128<const E: bool>(key: &[u8], rk: &mut [[u8; 16]; 15]) {
     let mut k = load(key.try_into().unwrap());
     store(&mut rk[0], k);
@@ -243,7 +243,7 @@ fn expand128<const E: bool>(key: &[u8], rk: &mut [[u8; 16]; 15]) {
 }
 
 #[inline]
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 fn expand256<const E: bool>(key: &[u8], rk: &mut [[u8; 16]; 15]) {
     let mut a = load(key[..16].try_into().unwrap());
     let mut b = load(key[16..].try_into().unwrap());
@@ -272,7 +272,7 @@ fn expand256<const E: bool>(key: &[u8], rk: &mut [[u8; 16]; 15]) {
 /// AES-192: six key words per step. Written as words in a flat buffer, then cut into
 /// 16-byte round keys (not performance critical enough to deserve shuffles).
 #[inline]
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 fn expand192(key: &[u8], rk: &mut [[u8; 16]; 15]) {
     let mut w = [0u8; 16 * 13 + 16];
     w[..24].copy_from_slice(key);
@@ -317,7 +317,7 @@ fn expand192(key: &[u8], rk: &mut [[u8; 16]; 15]) {
 const LANES: usize = 8;
 
 #[inline]
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 fn keys<const NR: usize>(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
     let mut k = [_mm_setzero_si128(); 15];
     for i in 0..=NR {
@@ -329,7 +329,7 @@ fn keys<const NR: usize>(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
 /// The equivalent-inverse-cipher round keys for AESDEC, derived in registers:
 /// `[enc[NR], AESIMC(enc[NR-1]), ..., AESIMC(enc[1]), enc[0]]`.
 #[inline]
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 pub(crate) fn dec_keys<const NR: usize>(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
     let mut k = [_mm_setzero_si128(); 15];
     k[0] = load(&rk[NR]);
@@ -341,7 +341,7 @@ pub(crate) fn dec_keys<const NR: usize>(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
 }
 
 #[inline]
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 fn enc1<const NR: usize>(k: &[__m128i; 15], mut x: __m128i) -> __m128i {
     x = _mm_xor_si128(x, k[0]);
     for r in 1..NR {
@@ -351,7 +351,7 @@ fn enc1<const NR: usize>(k: &[__m128i; 15], mut x: __m128i) -> __m128i {
 }
 
 #[inline]
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 fn dec1<const NR: usize>(k: &[__m128i; 15], mut x: __m128i) -> __m128i {
     x = _mm_xor_si128(x, k[0]);
     for r in 1..NR {
@@ -371,7 +371,7 @@ macro_rules! by_rounds {
     };
 }
 
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 fn ecb_enc<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
     let k = keys::<NR>(&rk.enc);
     let mut chunks = buf.chunks_exact_mut(16 * LANES);
@@ -390,7 +390,7 @@ fn ecb_enc<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
     }
 }
 
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 fn ecb_dec<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
     let k = dec_keys::<NR>(&rk.enc);
     let mut chunks = buf.chunks_exact_mut(16 * LANES);
@@ -409,7 +409,7 @@ fn ecb_dec<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
     }
 }
 
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 fn cbc_enc<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     let k = keys::<NR>(&rk.enc);
     let mut c = load(iv);
@@ -427,7 +427,7 @@ fn cbc_enc<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     store(iv, c);
 }
 
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     let k = dec_keys::<NR>(&rk.enc);
     let mut prev = load(iv);
@@ -460,26 +460,40 @@ fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 
 /// Byte-reverses a 128-bit lane: little-endian counter <-> big-endian counter block.
 #[inline]
-#[target_feature(enable = "aes,sse4.1")]
+#[target_feature(enable = "aes,sse4.2")]
 pub(crate) fn bswap_mask() -> __m128i {
     _mm_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
 }
 
-#[target_feature(enable = "aes,sse4.1")]
+/// Adds `n` (>= 0) to a 128-bit little-endian counter, mod 2^128, without branches.
+///
+/// IMPLEMENTATION NOTE: the counter block may be secret (SSH derives it from the key
+/// exchange), so the carry out of the low 64 bits is computed, never branched on or split at:
+/// an unsigned compare (PCMPGTQ on sign-flipped values; SSE4.2, which every AES-NI CPU has)
+/// finds a wrapped low half and the carry is subtracted as -1 from the high half. Counters of
+/// a batch derive from its base independently, so this adds no serial chain.
+#[inline]
+#[target_feature(enable = "aes,sse4.2")]
+fn add128(v: __m128i, n: i64) -> __m128i {
+    let k = _mm_set_epi64x(0, n);
+    let s = _mm_add_epi64(v, k);
+    let flip = _mm_set1_epi64x(i64::MIN);
+    let carry = _mm_cmpgt_epi64(_mm_xor_si128(k, flip), _mm_xor_si128(s, flip));
+    _mm_sub_epi64(s, _mm_slli_si128::<8>(carry))
+}
+
+#[target_feature(enable = "aes,sse4.2")]
 fn ctr<const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
     let k = keys::<NR>(&rk.enc);
     let bswap = bswap_mask();
-    // The counter, little-endian: low 64 bits in lane 0. The caller guarantees lane 0 does not
-    // wrap in this call, so a 64-bit add is exact.
+    // The counter, little-endian 128-bit: low 64 bits in lane 0.
     let mut c = _mm_set_epi64x((ctr >> 64) as i64, ctr as i64);
-    let one = _mm_set_epi64x(0, 1);
     let mut chunks = buf.chunks_exact_mut(16 * LANES);
     for ch in &mut chunks {
-        let mut x = [_mm_setzero_si128(); LANES];
-        for v in x.iter_mut() {
-            *v = _mm_xor_si128(_mm_shuffle_epi8(c, bswap), k[0]);
-            c = _mm_add_epi64(c, one);
-        }
+        let mut x: [__m128i; LANES] = core::array::from_fn(|i| {
+            _mm_xor_si128(_mm_shuffle_epi8(add128(c, i as i64), bswap), k[0])
+        });
+        c = add128(c, LANES as i64);
         for r in 1..NR {
             x = x.map(|v| _mm_aesenc_si128(v, k[r]));
         }
@@ -493,13 +507,13 @@ fn ctr<const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
     for i in 0..rest.len() / 16 {
         let ks = enc1::<NR>(&k, _mm_shuffle_epi8(c, bswap));
         store_at(rest, i, _mm_xor_si128(ks, load_at(rest, i)));
-        c = _mm_add_epi64(c, one);
+        c = add128(c, 1);
     }
 }
 
 // Safe entry points. SAFETY (all five): `Keys` of this layout are only built and used through
 // `Backend::{Aesni, Vaes256, Vaes512}`, after `Aes::with_backend` checked that the CPU has
-// AES-NI and SSE4.1 (`Backend::is_available`).
+// AES-NI and SSE4.2 (`Backend::is_available`).
 
 pub(crate) fn encrypt_blocks(k: &Keys, buf: &mut [u8]) {
     // SAFETY: see above.

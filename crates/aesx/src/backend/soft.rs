@@ -766,7 +766,7 @@ fn slice_group(w: &[u32], k: &mut Keys, g: usize) {
     for b in 0..count {
         for p in 0..8 {
             let bits = (x[p] >> b) & 0x1111_1111_1111_1111;
-            k.rk[g + b][p] = bits * 0xf;
+            k.rk[g + b][p] = bits.wrapping_mul(0xf); // no debug overflow check: a branch on key bits
         }
     }
     x.zeroize();
@@ -824,7 +824,7 @@ pub(crate) fn expand_into(key: &[u8], k: &mut Keys) {
         let mut t = w[i - 1];
         if i % nk == 0 {
             t = sub_word(t.rotate_right(8)) ^ rcon;
-            rcon = (rcon << 1) ^ ((rcon >> 7) * 0x11b);
+            rcon = (rcon << 1) ^ (rcon >> 7).wrapping_mul(0x11b);
         } else if nk > 6 && i % nk == 4 {
             t = sub_word(t);
         }

@@ -57,7 +57,7 @@ fn storey(buf: &mut [u8], i: usize, v: __m256i) {
 
 /// Qword mask (all-ones lanes selected) for the whole blocks of vector `i` inside `len` bytes.
 #[inline]
-#[target_feature(enable = "avx2,vaes,aes,sse4.1")]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn tail_mask(len: usize, i: usize) -> __m256i {
     let blocks = len.saturating_sub(VBYTES * i) / 16;
     let lo = if blocks >= 1 { -1 } else { 0 };
@@ -66,7 +66,7 @@ fn tail_mask(len: usize, i: usize) -> __m256i {
 }
 
 #[inline]
-#[target_feature(enable = "avx2,vaes,aes,sse4.1")]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn load_masked(buf: &[u8], i: usize) -> __m256i {
     let m = tail_mask(buf.len(), i);
     let p = buf.as_ptr().wrapping_add((VBYTES * i).min(buf.len()));
@@ -76,7 +76,7 @@ fn load_masked(buf: &[u8], i: usize) -> __m256i {
 }
 
 #[inline]
-#[target_feature(enable = "avx2,vaes,aes,sse4.1")]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn store_masked(buf: &mut [u8], i: usize, v: __m256i) {
     let m = tail_mask(buf.len(), i);
     let p = buf.as_mut_ptr().wrapping_add((VBYTES * i).min(buf.len()));
@@ -85,7 +85,7 @@ fn store_masked(buf: &mut [u8], i: usize, v: __m256i) {
 }
 
 #[inline]
-#[target_feature(enable = "avx2,vaes,aes,sse4.1")]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn keys<const NR: usize>(rk: &[[u8; 16]; 15]) -> [__m256i; 15] {
     let mut k = [_mm256_setzero_si256(); 15];
     for i in 0..=NR {
@@ -95,7 +95,7 @@ fn keys<const NR: usize>(rk: &[[u8; 16]; 15]) -> [__m256i; 15] {
 }
 
 #[inline]
-#[target_feature(enable = "avx2,vaes,aes,sse4.1")]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn enc<const NR: usize, const V: usize>(k: &[__m256i; 15], mut x: [__m256i; V]) -> [__m256i; V] {
     for r in 1..NR {
         x = x.map(|v| _mm256_aesenc_epi128(v, k[r]));
@@ -104,7 +104,7 @@ fn enc<const NR: usize, const V: usize>(k: &[__m256i; 15], mut x: [__m256i; V]) 
 }
 
 #[inline]
-#[target_feature(enable = "avx2,vaes,aes,sse4.1")]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn dec<const NR: usize, const V: usize>(k: &[__m256i; 15], mut x: [__m256i; V]) -> [__m256i; V] {
     for r in 1..NR {
         x = x.map(|v| _mm256_aesdec_epi128(v, k[r]));
@@ -116,7 +116,7 @@ fn dec<const NR: usize, const V: usize>(k: &[__m256i; 15], mut x: [__m256i; V]) 
 // ECB
 
 #[inline]
-#[target_feature(enable = "avx2,vaes,aes,sse4.1")]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn ecb_tail<const NR: usize, const V: usize>(k: &[__m256i; 15], de: bool, buf: &mut [u8]) {
     let x: [__m256i; V] = core::array::from_fn(|i| _mm256_xor_si256(load_masked(buf, i), k[0]));
     if de {
@@ -132,7 +132,7 @@ fn ecb_tail<const NR: usize, const V: usize>(k: &[__m256i; 15], de: bool, buf: &
     }
 }
 
-#[target_feature(enable = "avx2,vaes,aes,sse4.1")]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn ecb_enc<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
     let k = keys::<NR>(&rk.enc);
     let mut chunks = buf.chunks_exact_mut(VBYTES * VECS);
@@ -147,7 +147,7 @@ fn ecb_enc<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
     by_width!(rest.len().div_ceil(VBYTES), ecb_tail::<NR>(&k, false, rest));
 }
 
-#[target_feature(enable = "avx2,vaes,aes,sse4.1")]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn ecb_dec<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
     let k = super::aesni::dec_keys::<NR>(&rk.enc).map(|v| _mm256_broadcastsi128_si256(v));
     let mut chunks = buf.chunks_exact_mut(VBYTES * VECS);
@@ -170,7 +170,7 @@ pub(crate) use super::aesni::cbc_encrypt;
 /// CBC decryption; the chaining values come from VPERM2I128 of the current and previous
 /// ciphertext vectors, in registers, so in-place operation is safe.
 #[inline]
-#[target_feature(enable = "avx2,vaes,aes,sse4.1")]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn cbc_dec_batch<const NR: usize, const V: usize>(
     k: &[__m256i; 15],
     carry: &mut __m256i,
@@ -201,7 +201,7 @@ fn cbc_dec_batch<const NR: usize, const V: usize>(
 }
 
 #[inline]
-#[target_feature(enable = "avx2,vaes,aes,sse4.1")]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn cbc_dec_tail<const NR: usize, const V: usize>(
     k: &[__m256i; 15],
     carry: &mut __m256i,
@@ -210,7 +210,7 @@ fn cbc_dec_tail<const NR: usize, const V: usize>(
     cbc_dec_batch::<NR, V>(k, carry, c, true)
 }
 
-#[target_feature(enable = "avx2,vaes,aes,sse4.1")]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     if buf.is_empty() {
         return;
@@ -234,8 +234,21 @@ fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 // ---------------------------------------------------------------------------------------------
 // CTR
 
+/// Adds `n` to each 128-bit little-endian lane, mod 2^128, without branches (the counter may
+/// be secret; see `vaes512::add128`): an unsigned compare (signed compare of sign-flipped
+/// values) finds the wrapped low halves and the carry is subtracted as -1 from the high half.
 #[inline]
-#[target_feature(enable = "avx2,vaes,aes,sse4.1")]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
+fn add128(v: __m256i, n: i64) -> __m256i {
+    let k = _mm256_set_epi64x(0, n, 0, n);
+    let s = _mm256_add_epi64(v, k);
+    let flip = _mm256_set1_epi64x(i64::MIN);
+    let carry = _mm256_cmpgt_epi64(_mm256_xor_si256(k, flip), _mm256_xor_si256(s, flip));
+    _mm256_sub_epi64(s, _mm256_slli_si256::<8>(carry))
+}
+
+#[inline]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn ctr_batch<const NR: usize, const V: usize>(
     k: &[__m256i; 15],
     ctr: &mut __m256i,
@@ -244,13 +257,11 @@ fn ctr_batch<const NR: usize, const V: usize>(
 ) {
     let bswap = _mm256_broadcastsi128_si256(super::aesni::bswap_mask());
     let x: [__m256i; V] = core::array::from_fn(|i| {
-        // Lane j of vector i holds counter + 2i + j (little-endian, 64-bit low half).
-        let inc = _mm256_set_epi64x(0, 2 * i as i64, 0, 2 * i as i64);
-        let c = _mm256_add_epi64(*ctr, inc);
+        // Lane j of vector i holds counter + 2i + j (little-endian 128-bit).
+        let c = add128(*ctr, 2 * i as i64);
         _mm256_xor_si256(_mm256_shuffle_epi8(c, bswap), k[0])
     });
-    let step = 2 * V as i64;
-    *ctr = _mm256_add_epi64(*ctr, _mm256_set_epi64x(0, step, 0, step));
+    *ctr = add128(*ctr, 2 * V as i64);
     let x = enc::<NR, V>(k, x);
     for (i, v) in x.into_iter().enumerate() {
         let d = if masked {
@@ -268,17 +279,17 @@ fn ctr_batch<const NR: usize, const V: usize>(
 }
 
 #[inline]
-#[target_feature(enable = "avx2,vaes,aes,sse4.1")]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn ctr_tail<const NR: usize, const V: usize>(k: &[__m256i; 15], ctr: &mut __m256i, c: &mut [u8]) {
     ctr_batch::<NR, V>(k, ctr, c, true)
 }
 
-#[target_feature(enable = "avx2,vaes,aes,sse4.1")]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn ctr<const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
     let k = keys::<NR>(&rk.enc);
-    // Little-endian counters, lane j = ctr + j; the low 64 bits do not wrap in this call.
-    let base = _mm256_broadcastsi128_si256(_mm_set_epi64x((ctr >> 64) as i64, ctr as i64));
-    let mut c = _mm256_add_epi64(base, _mm256_set_epi64x(0, 1, 0, 0));
+    // Little-endian 128-bit counters, lane j = ctr + j.
+    let d = ctr.wrapping_add(1);
+    let mut c = _mm256_set_epi64x((d >> 64) as i64, d as i64, (ctr >> 64) as i64, ctr as i64);
     let mut chunks = buf.chunks_exact_mut(VBYTES * VECS);
     for ch in &mut chunks {
         ctr_batch::<NR, VECS>(&k, &mut c, ch, false);
@@ -290,27 +301,38 @@ fn ctr<const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
     );
 }
 
-// Safe entry points. SAFETY (all): `Backend::Vaes256` dispatches here only after
-// `Aes::with_backend` checked AVX2, VAES, AES-NI and SSE4.1 (`is_available`).
+// Safe entry points. One or two blocks (short messages, single-block calls, partial-block
+// keystream) go to the xmm kernels: they skip the key broadcasts and masked accesses, and the
+// AES latency is the same.
+//
+// SAFETY (all): `Backend::Vaes256` dispatches here only after
+// `Aes::with_backend` checked AVX2, VAES, AES-NI and SSE4.2 (`is_available`).
 
 pub(crate) fn encrypt_blocks(k: &Keys, buf: &mut [u8]) {
+    if buf.len() <= 32 {
+        return super::aesni::encrypt_blocks(k, buf);
+    }
     // SAFETY: see above.
     unsafe { by_rounds!(k.rounds, ecb_enc(k, buf)) }
 }
 
 pub(crate) fn decrypt_blocks(k: &Keys, buf: &mut [u8]) {
+    if buf.len() <= 32 {
+        return super::aesni::decrypt_blocks(k, buf);
+    }
     // SAFETY: see above.
     unsafe { by_rounds!(k.rounds, ecb_dec(k, buf)) }
 }
 
 pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
+    if buf.len() <= 32 {
+        return super::aesni::cbc_decrypt(k, iv, buf);
+    }
     // SAFETY: see above.
     unsafe { by_rounds!(k.rounds, cbc_dec(k, iv, buf)) }
 }
 
 pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
-    // One or two blocks (short messages, partial-block keystream): the xmm kernel skips the
-    // key broadcasts and masked accesses, and the AES latency is the same.
     if buf.len() <= 32 {
         return super::aesni::ctr_xor(k, c, buf);
     }

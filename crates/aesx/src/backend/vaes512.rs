@@ -68,7 +68,7 @@ fn tail_mask(len: usize, i: usize) -> __mmask64 {
 }
 
 #[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.1")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn load_masked(buf: &[u8], i: usize) -> __m512i {
     let m = tail_mask(buf.len(), i);
     let p = buf.as_ptr().wrapping_add((VBYTES * i).min(buf.len()));
@@ -78,7 +78,7 @@ fn load_masked(buf: &[u8], i: usize) -> __m512i {
 }
 
 #[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.1")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn store_masked(buf: &mut [u8], i: usize, v: __m512i) {
     let m = tail_mask(buf.len(), i);
     let p = buf.as_mut_ptr().wrapping_add((VBYTES * i).min(buf.len()));
@@ -87,7 +87,7 @@ fn store_masked(buf: &mut [u8], i: usize, v: __m512i) {
 }
 
 #[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.1")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn keys<const NR: usize>(rk: &[[u8; 16]; 15]) -> [__m512i; 15] {
     let mut k = [_mm512_setzero_si512(); 15];
     for i in 0..=NR {
@@ -97,7 +97,7 @@ fn keys<const NR: usize>(rk: &[[u8; 16]; 15]) -> [__m512i; 15] {
 }
 
 #[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.1")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn enc<const NR: usize, const V: usize>(k: &[__m512i; 15], mut x: [__m512i; V]) -> [__m512i; V] {
     for r in 1..NR {
         x = x.map(|v| _mm512_aesenc_epi128(v, k[r]));
@@ -106,7 +106,7 @@ fn enc<const NR: usize, const V: usize>(k: &[__m512i; 15], mut x: [__m512i; V]) 
 }
 
 #[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.1")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn dec<const NR: usize, const V: usize>(k: &[__m512i; 15], mut x: [__m512i; V]) -> [__m512i; V] {
     for r in 1..NR {
         x = x.map(|v| _mm512_aesdec_epi128(v, k[r]));
@@ -118,7 +118,7 @@ fn dec<const NR: usize, const V: usize>(k: &[__m512i; 15], mut x: [__m512i; V]) 
 // ECB
 
 #[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.1")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn ecb_tail<const NR: usize, const V: usize>(k: &[__m512i; 15], de: bool, buf: &mut [u8]) {
     let x: [__m512i; V] = core::array::from_fn(|i| _mm512_xor_si512(load_masked(buf, i), k[0]));
     if de {
@@ -134,7 +134,7 @@ fn ecb_tail<const NR: usize, const V: usize>(k: &[__m512i; 15], de: bool, buf: &
     }
 }
 
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.1")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn ecb_enc<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
     let k = keys::<NR>(&rk.enc);
     let mut chunks = buf.chunks_exact_mut(VBYTES * VECS);
@@ -149,7 +149,7 @@ fn ecb_enc<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
     by_width!(rest.len().div_ceil(VBYTES), ecb_tail::<NR>(&k, false, rest));
 }
 
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.1")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn ecb_dec<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
     let k = super::aesni::dec_keys::<NR>(&rk.enc).map(|v| _mm512_broadcast_i32x4(v));
     let mut chunks = buf.chunks_exact_mut(VBYTES * VECS);
@@ -173,7 +173,7 @@ pub(crate) use super::aesni::cbc_encrypt;
 /// in registers with VALIGNQ from the current and previous ciphertext vectors (no reloads, so
 /// in-place operation is safe).
 #[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.1")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn cbc_dec_batch<const NR: usize, const V: usize>(
     k: &[__m512i; 15],
     carry: &mut __m512i,
@@ -203,7 +203,7 @@ fn cbc_dec_batch<const NR: usize, const V: usize>(
 }
 
 #[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.1")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn cbc_dec_tail<const NR: usize, const V: usize>(
     k: &[__m512i; 15],
     carry: &mut __m512i,
@@ -212,7 +212,7 @@ fn cbc_dec_tail<const NR: usize, const V: usize>(
     cbc_dec_batch::<NR, V>(k, carry, c, true)
 }
 
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.1")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     if buf.is_empty() {
         return;
@@ -236,8 +236,24 @@ fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 // ---------------------------------------------------------------------------------------------
 // CTR
 
+/// Adds `n` to each 128-bit little-endian lane, mod 2^128, without branches.
+///
+/// IMPLEMENTATION NOTE: the counter block may be secret (SSH derives it from the key
+/// exchange), so the carry out of the low 64 bits is computed, never branched on or split at:
+/// an unsigned compare finds the lanes whose low half wrapped and a masked add carries into
+/// their high halves. Each vector's counters derive from the batch base independently, so
+/// this adds no serial chain; the extra ALU ops run beside the AES units.
 #[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.1")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
+fn add128(v: __m512i, n: i64) -> __m512i {
+    let k = _mm512_set_epi64(0, n, 0, n, 0, n, 0, n);
+    let s = _mm512_add_epi64(v, k);
+    let wrapped = _mm512_cmplt_epu64_mask(s, k) & 0x55;
+    _mm512_mask_add_epi64(s, wrapped << 1, s, _mm512_set1_epi64(1))
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn ctr_batch<const NR: usize, const V: usize>(
     k: &[__m512i; 15],
     ctr: &mut __m512i,
@@ -246,22 +262,11 @@ fn ctr_batch<const NR: usize, const V: usize>(
 ) {
     let bswap = _mm512_broadcast_i32x4(super::aesni::bswap_mask());
     let x: [__m512i; V] = core::array::from_fn(|i| {
-        // Lane j of vector i holds counter + 4i + j (little-endian, 64-bit low half).
-        let inc = _mm512_set_epi64(
-            0,
-            4 * i as i64,
-            0,
-            4 * i as i64,
-            0,
-            4 * i as i64,
-            0,
-            4 * i as i64,
-        );
-        let c = _mm512_add_epi64(*ctr, inc);
+        // Lane j of vector i holds counter + 4i + j (little-endian 128-bit).
+        let c = add128(*ctr, 4 * i as i64);
         _mm512_xor_si512(_mm512_shuffle_epi8(c, bswap), k[0])
     });
-    let step = 4 * V as i64;
-    *ctr = _mm512_add_epi64(*ctr, _mm512_set_epi64(0, step, 0, step, 0, step, 0, step));
+    *ctr = add128(*ctr, 4 * V as i64);
     let x = enc::<NR, V>(k, x);
     for (i, v) in x.into_iter().enumerate() {
         let d = if masked {
@@ -279,18 +284,21 @@ fn ctr_batch<const NR: usize, const V: usize>(
 }
 
 #[inline]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.1")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn ctr_tail<const NR: usize, const V: usize>(k: &[__m512i; 15], ctr: &mut __m512i, c: &mut [u8]) {
     ctr_batch::<NR, V>(k, ctr, c, true)
 }
 
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.1")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn ctr<const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
     let k = keys::<NR>(&rk.enc);
-    // Little-endian counters, lane j = ctr + j. The caller guarantees the low 64 bits do not
-    // wrap within this call, so 64-bit lane adds are exact.
-    let base = _mm512_broadcast_i32x4(_mm_set_epi64x((ctr >> 64) as i64, ctr as i64));
-    let mut c = _mm512_add_epi64(base, _mm512_set_epi64(0, 3, 0, 2, 0, 1, 0, 0));
+    // Little-endian 128-bit counters, lane j = ctr + j.
+    let l = |d: u128| {
+        let v = ctr.wrapping_add(d);
+        [(v >> 64) as i64, v as i64]
+    };
+    let ([h3, l3], [h2, l2], [h1, l1], [h0, l0]) = (l(3), l(2), l(1), l(0));
+    let mut c = _mm512_set_epi64(h3, l3, h2, l2, h1, l1, h0, l0);
     let mut chunks = buf.chunks_exact_mut(VBYTES * VECS);
     for ch in &mut chunks {
         ctr_batch::<NR, VECS>(&k, &mut c, ch, false);
@@ -302,27 +310,38 @@ fn ctr<const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
     );
 }
 
-// Safe entry points. SAFETY (all): `Backend::Vaes512` dispatches here only after
-// `Aes::with_backend` checked AVX-512F/BW/VL, VAES, AVX2, AES-NI and SSE4.1 (`is_available`).
+// Safe entry points. One or two blocks (short messages, single-block calls, partial-block
+// keystream) go to the xmm kernels: they skip the key broadcasts and masked accesses, and the
+// AES latency is the same.
+//
+// SAFETY (all): `Backend::Vaes512` dispatches here only after
+// `Aes::with_backend` checked AVX-512F/BW/VL, VAES, AVX2, AES-NI and SSE4.2 (`is_available`).
 
 pub(crate) fn encrypt_blocks(k: &Keys, buf: &mut [u8]) {
+    if buf.len() <= 32 {
+        return super::aesni::encrypt_blocks(k, buf);
+    }
     // SAFETY: see above.
     unsafe { by_rounds!(k.rounds, ecb_enc(k, buf)) }
 }
 
 pub(crate) fn decrypt_blocks(k: &Keys, buf: &mut [u8]) {
+    if buf.len() <= 32 {
+        return super::aesni::decrypt_blocks(k, buf);
+    }
     // SAFETY: see above.
     unsafe { by_rounds!(k.rounds, ecb_dec(k, buf)) }
 }
 
 pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
+    if buf.len() <= 32 {
+        return super::aesni::cbc_decrypt(k, iv, buf);
+    }
     // SAFETY: see above.
     unsafe { by_rounds!(k.rounds, cbc_dec(k, iv, buf)) }
 }
 
 pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
-    // One or two blocks (short messages, partial-block keystream): the xmm kernel skips the
-    // key broadcasts and masked accesses, and the AES latency is the same.
     if buf.len() <= 32 {
         return super::aesni::ctr_xor(k, c, buf);
     }

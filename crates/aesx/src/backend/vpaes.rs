@@ -527,8 +527,8 @@ macro_rules! kernels {
         fn ctr<const NR: usize>(k: &Keys, ctr: u128, buf: &mut [u8]) {
             let rk = round_keys::<NR>(&k.enc);
             let bs = bswap();
-            // Little-endian counters (low 64 bits in the low lane), one per block of a vector.
-            // The caller guarantees the low 64 bits do not wrap in this call.
+            // Little-endian 128-bit counters (low 64 bits in the low lane), one per block of a
+            // vector, incremented with a branch-free carry (the counter may be secret).
             let mut c = ctr_init(ctr);
             let mut chunks = buf.chunks_exact_mut(16 * B * LANES);
             for ch in &mut chunks {
@@ -649,10 +649,16 @@ mod x1 {
     fn ctr_init(c: u128) -> V {
         _mm_set_epi64x((c >> 64) as i64, c as i64)
     }
+    /// c + 1 mod 2^128 without branches: the low half carried iff it is now zero (SSSE3 has
+    /// no 64-bit compare; both 32-bit halves zero is the same test).
     #[inline]
     #[target_feature(enable = "ssse3")]
     fn ctr_step(c: V) -> V {
-        _mm_add_epi64(c, _mm_set_epi64x(0, 1))
+        let s = _mm_add_epi64(c, _mm_set_epi64x(0, 1));
+        let z = _mm_cmpeq_epi32(s, _mm_setzero_si128());
+        let z64 = _mm_and_si128(z, _mm_shuffle_epi32::<0b10_11_00_01>(z));
+        // All-ones (-1) moved from the low lane to the high lane: subtracting it adds the carry.
+        _mm_sub_epi64(s, _mm_slli_si128::<8>(z64))
     }
     #[inline]
     #[target_feature(enable = "ssse3")]
@@ -797,18 +803,23 @@ mod x2 {
     fn bswap() -> V {
         splat(0x000102030405060708090a0b0c0d0e0f)
     }
-    /// Counters c and c + 1, little-endian, one per lane. (If the low half of c + 1 wraps, the
-    /// call has a single block and that lane's keystream is discarded.)
+    /// Counters c and c + 1 (mod 2^128), little-endian, one per lane.
     #[inline]
     #[target_feature(enable = "avx2")]
     fn ctr_init(c: u128) -> V {
-        let (hi, lo) = ((c >> 64) as i64, c as u64);
-        _mm256_set_epi64x(hi, lo.wrapping_add(1) as i64, hi, lo as i64)
+        let d = c.wrapping_add(1);
+        _mm256_set_epi64x((d >> 64) as i64, d as i64, (c >> 64) as i64, c as i64)
     }
+    /// Each lane + 2 mod 2^128 without branches: carry where the new low half is below 2
+    /// (unsigned compare through the sign-flip trick), moved into the high half.
     #[inline]
     #[target_feature(enable = "avx2")]
     fn ctr_step(c: V) -> V {
-        _mm256_add_epi64(c, _mm256_set_epi64x(0, 2, 0, 2))
+        let k = _mm256_set_epi64x(0, 2, 0, 2);
+        let s = _mm256_add_epi64(c, k);
+        let flip = _mm256_set1_epi64x(i64::MIN);
+        let carry = _mm256_cmpgt_epi64(_mm256_xor_si256(k, flip), _mm256_xor_si256(s, flip));
+        _mm256_sub_epi64(s, _mm256_slli_si256::<8>(carry))
     }
     /// Calls `f(vector, blocks)` on each vector of `rest` (fewer than LANES of them); a final
     /// single block is passed in the first lane of a zero-padded copy.
@@ -918,19 +929,26 @@ mod x3 {
     fn bswap() -> V {
         splat(0x000102030405060708090a0b0c0d0e0f)
     }
-    /// Counters c .. c + 3, little-endian, one per lane (lanes past the end of a call may wrap
-    /// their low half; their keystream is discarded).
+    /// Counters c .. c + 3 (mod 2^128), little-endian, one per lane.
     #[inline]
     #[target_feature(enable = "avx512bw")]
     fn ctr_init(c: u128) -> V {
-        let (hi, lo) = ((c >> 64) as i64, c as u64);
-        let l = |d: u64| lo.wrapping_add(d) as i64;
-        _mm512_set_epi64(hi, l(3), hi, l(2), hi, l(1), hi, l(0))
+        let l = |d: u128| {
+            let v = c.wrapping_add(d);
+            [(v >> 64) as i64, v as i64]
+        };
+        let ([h3, l3], [h2, l2], [h1, l1], [h0, l0]) = (l(3), l(2), l(1), l(0));
+        _mm512_set_epi64(h3, l3, h2, l2, h1, l1, h0, l0)
     }
+    /// Each lane + 4 mod 2^128 without branches: an unsigned compare finds the lanes whose low
+    /// half wrapped, and a masked add carries into their high halves.
     #[inline]
     #[target_feature(enable = "avx512bw")]
     fn ctr_step(c: V) -> V {
-        _mm512_add_epi64(c, _mm512_set_epi64(0, 4, 0, 4, 0, 4, 0, 4))
+        let k = _mm512_set_epi64(0, 4, 0, 4, 0, 4, 0, 4);
+        let s = _mm512_add_epi64(c, k);
+        let wrapped = _mm512_cmplt_epu64_mask(s, k) & 0x55;
+        _mm512_mask_add_epi64(s, wrapped << 1, s, _mm512_set1_epi64(1))
     }
     /// Calls `f(vector, blocks)` on each vector of `rest` (fewer than LANES of them); a final
     /// 1..3 blocks are passed in the first lanes of a zero-padded copy.

@@ -1,28 +1,21 @@
 //! CTR with a 128-bit big-endian counter incremented mod 2^128 (SSH `aes*-ctr`, PuTTY's SDCTR,
 //! NIST SP 800-38A).
 //!
-//! Backends keep a 64-bit counter in their hot loops; this module splits every call at the
-//! points where the low 64 bits of the counter would wrap, so the carry into the high half is
-//! handled here, outside the loop, for all backends.
+//! The counter block may be secret (SSH derives it from the key exchange), so nothing here
+//! branches on it: every backend kernel increments its counters mod 2^128 branch-free (an
+//! unsigned compare and a masked add per vector, off the serial path), and this module never
+//! splits a call at a carry. Partial blocks and the buffered keystream live here.
 
 use zeroize::Zeroize;
 
 use crate::{Aes, backend};
 
-/// XORs whole blocks with E(ctr), E(ctr+1), ..., splitting where the low 64 bits wrap.
-fn xor_blocks(aes: &Aes, mut ctr: u128, mut buf: &mut [u8]) -> u128 {
+/// XORs whole blocks with E(ctr), E(ctr+1), ... (mod 2^128); returns the next counter.
+fn xor_blocks(aes: &Aes, ctr: u128, buf: &mut [u8]) -> u128 {
     let (b, keys) = aes.kernels();
     debug_assert!(buf.len().is_multiple_of(16));
-    while !buf.is_empty() {
-        // Blocks left before the low 64 bits wrap (at least 1, at most 2^64).
-        let room = (u64::MAX - ctr as u64) as u128 + 1;
-        let n = ((buf.len() / 16) as u128).min(room) as usize;
-        let (now, rest) = buf.split_at_mut(n * 16);
-        backend::ctr_xor(b, keys, ctr, now);
-        ctr = ctr.wrapping_add(n as u128);
-        buf = rest;
-    }
-    ctr
+    backend::ctr_xor(b, keys, ctr, buf);
+    ctr.wrapping_add((buf.len() / 16) as u128)
 }
 
 fn keystream_block(aes: &Aes, ctr: u128) -> [u8; 16] {
