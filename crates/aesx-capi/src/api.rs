@@ -70,7 +70,7 @@ unsafe fn block16(p: *const u8) -> Result<[u8; 16], aesx_status> {
 }
 
 fn check_blocks(len: usize) -> Result<(), aesx_status> {
-    if len % 16 == 0 {
+    if len.is_multiple_of(16) {
         Ok(())
     } else {
         Err(AESX_ERR_NOT_BLOCK_ALIGNED)
@@ -294,7 +294,11 @@ pub unsafe extern "C" fn aesx_ecb_encrypt(
         let c = unsafe { obj(cipher) }?;
         check_blocks(len)?;
         // SAFETY: forwarded caller contract.
-        unsafe { with_inout(r#in, out, len, |buf| c.aes.try_encrypt_blocks(buf).map_err(error_status)) }
+        unsafe {
+            with_inout(r#in, out, len, |buf| {
+                c.aes.try_encrypt_blocks(buf).map_err(error_status)
+            })
+        }
     })
 }
 
@@ -314,7 +318,11 @@ pub unsafe extern "C" fn aesx_ecb_decrypt(
         let c = unsafe { obj(cipher) }?;
         check_blocks(len)?;
         // SAFETY: forwarded caller contract.
-        unsafe { with_inout(r#in, out, len, |buf| c.aes.try_decrypt_blocks(buf).map_err(error_status)) }
+        unsafe {
+            with_inout(r#in, out, len, |buf| {
+                c.aes.try_decrypt_blocks(buf).map_err(error_status)
+            })
+        }
     })
 }
 

@@ -121,7 +121,7 @@ impl<P: Copy> Sched<P> {
 }
 
 fn rounds_of(k: usize) -> Option<usize> {
-    matches!(k, 4 | 6 | 8).then_some(k + 6)
+    matches!(k, 4 | 6 | 8).then(|| k + 6)
 }
 
 impl Sched<*const u32> {
@@ -180,10 +180,14 @@ fn words_to_keys(w: &[u32; 60], rounds: usize) -> Zeroizing<[[u8; 16]; 15]> {
 /// # Safety
 /// `key` NULL or readable for `4 * nk` bytes; each schedule NULL-free and writable (checked
 /// for NULL here; the sizes are the caller's promise).
-unsafe fn expand(nk: usize, key: *const u8, enc: Option<Sched<*mut u32>>, dec: Option<Sched<*mut u32>>) {
+unsafe fn expand(
+    nk: usize,
+    key: *const u8,
+    enc: Option<Sched<*mut u32>>,
+    dec: Option<Sched<*mut u32>>,
+) {
     guard_void(|| {
-        if key.is_null() || enc.is_some_and(|s| s.is_null()) || dec.is_some_and(|s| s.is_null())
-        {
+        if key.is_null() || enc.is_some_and(|s| s.is_null()) || dec.is_some_and(|s| s.is_null()) {
             return;
         }
         // SAFETY: non-NULL and readable for 4 * nk bytes (caller's contract).
@@ -393,7 +397,10 @@ thread_local! {
 
 /// Whether the first `n` words are equal, in time independent of their values.
 fn ct_words_eq(a: &[u32; 60], b: &[u32; 60], n: usize) -> bool {
-    let diff = a[..n].iter().zip(&b[..n]).fold(0u32, |d, (x, y)| d | (x ^ y));
+    let diff = a[..n]
+        .iter()
+        .zip(&b[..n])
+        .fold(0u32, |d, (x, y)| d | (x ^ y));
     core::hint::black_box(diff) == 0
 }
 
