@@ -109,8 +109,14 @@ pub(crate) fn set_default_backend(id: aesx_backend) {
 pub(crate) fn default_backend() -> Backend {
     match backend_from_id(DEFAULT_BACKEND.load(Ordering::Relaxed)) {
         Ok(Some(b)) => b,
-        _ => Backend::detect(),
+        _ => detected(),
     }
+}
+
+/// `Backend::detect()`, computed once.
+fn detected() -> Backend {
+    static DETECTED: std::sync::OnceLock<Backend> = std::sync::OnceLock::new();
+    *DETECTED.get_or_init(Backend::detect)
 }
 
 pub(crate) fn error_status(e: aesx::Error) -> aesx_status {

@@ -19,7 +19,7 @@
 //! schedule, MixColumns for a decrypt schedule) costs more than encrypting one block. Each
 //! thread therefore keeps the last encrypt and the last decrypt schedule it built, keyed by
 //! the exact input words, the round count and the backend. The comparison runs in constant
-//! time (XOR-OR over all words, one test at the end); what timing can reveal is only whether
+//! time (XOR-OR over all words straight from the caller's arrays, one test at the end); what timing can reveal is only whether
 //! the key equals the previous call's. Cached schedules are zeroized when replaced, on thread
 //! exit, and by `aesx_clear_thread_cache`.
 
@@ -141,6 +141,30 @@ impl Sched<*const u32> {
             *x = self.word(rounds, i, |p, j| unsafe { p.add(j).read_unaligned() });
         }
         w
+    }
+}
+
+impl Sched<*const u32> {
+    /// OR of the XOR of every word with `w` (0 iff the schedule equals `w[..4 * (rounds + 1)]`),
+    /// read straight from the caller's arrays without a copy; no branch depends on the words.
+    ///
+    /// # Safety
+    /// As for `read`.
+    unsafe fn diff(&self, rounds: usize, w: &[u32; 60]) -> u32 {
+        let mut d = 0;
+        for (j, x) in w[..4].iter().enumerate() {
+            // SAFETY: j < 4, inside the caller's 4-word array; unaligned read.
+            d |= x ^ unsafe { self.initial.add(j).read_unaligned() };
+        }
+        for (j, x) in w[4..4 * rounds].iter().enumerate() {
+            // SAFETY: j < 4 * (rounds - 1), inside the caller's middle array; unaligned read.
+            d |= x ^ unsafe { self.middle.add(j).read_unaligned() };
+        }
+        for (j, x) in w[4 * rounds..4 * rounds + 4].iter().enumerate() {
+            // SAFETY: j < 4, inside the caller's 4-word array; unaligned read.
+            d |= x ^ unsafe { self.last.add(j).read_unaligned() };
+        }
+        d
     }
 }
 
@@ -395,15 +419,6 @@ thread_local! {
     static CACHE: RefCell<[Option<Entry>; 2]> = const { RefCell::new([None, None]) };
 }
 
-/// Whether the first `n` words are equal, in time independent of their values.
-fn ct_words_eq(a: &[u32; 60], b: &[u32; 60], n: usize) -> bool {
-    let diff = a[..n]
-        .iter()
-        .zip(&b[..n])
-        .fold(0u32, |d, (x, y)| d | (x ^ y));
-    core::hint::black_box(diff) == 0
-}
-
 fn build(dir: usize, words: &[u32; 60], rounds: usize, backend: Backend) -> Option<Aes> {
     let keys = words_to_keys(words, rounds);
     let enc = if dir == ENC {
@@ -415,32 +430,41 @@ fn build(dir: usize, words: &[u32; 60], rounds: usize, backend: Backend) -> Opti
 }
 
 /// Runs `f` with the cipher for this schedule (`dir` = ENC or DEC), cached per thread.
-fn with_cipher(dir: usize, words: Zeroizing<[u32; 60]>, rounds: usize, f: impl FnOnce(&Aes)) {
+///
+/// # Safety
+/// The schedule arrays are non-NULL and readable for the sizes of `rounds`.
+unsafe fn with_cipher(dir: usize, sched: Sched<*const u32>, rounds: usize, f: impl FnOnce(&Aes)) {
     let backend = default_backend();
     let mut f = Some(f);
     let cached = CACHE.try_with(|c| {
         let mut c = c.borrow_mut();
         let slot = &mut c[dir];
-        let hit = slot.as_ref().is_some_and(|e| {
-            e.rounds == rounds
-                && e.backend == backend
-                && ct_words_eq(&e.words, &words, 4 * (rounds + 1))
-        });
+        let hit = match slot {
+            Some(e) if e.rounds == rounds && e.backend == backend => {
+                // SAFETY: forwarded caller contract.
+                core::hint::black_box(unsafe { sched.diff(rounds, &e.words) }) == 0
+            }
+            _ => false,
+        };
         if !hit {
             *slot = None;
+            // SAFETY: forwarded caller contract.
+            let words = unsafe { sched.read(rounds) };
             let aes = build(dir, &words, rounds, backend)?;
             *slot = Some(Entry {
-                words: words.clone(),
+                words,
                 rounds,
                 backend,
                 aes,
             });
         }
-        (f.take().unwrap())(&slot.as_ref()?.aes);
+        (f.take()?)(&slot.as_ref()?.aes);
         Some(())
     });
     if cached.is_err() {
         // The thread's cache is gone (called from a thread-local destructor): no caching.
+        // SAFETY: forwarded caller contract.
+        let words = unsafe { sched.read(rounds) };
         if let (Some(aes), Some(f)) = (build(dir, &words, rounds, backend), f) {
             f(&aes);
         }
@@ -468,9 +492,7 @@ unsafe fn blocks(
         if sched.is_null() || input.is_null() || output.is_null() || n == 0 {
             return;
         }
-        // SAFETY: non-NULL, sized for `k` (caller's contract).
-        let words = unsafe { sched.read(rounds) };
-        with_cipher(dir, words, rounds, |aes| {
+        let work = |aes: &Aes| {
             // IMPLEMENTATION NOTE: memmove then work in place, so any overlap of input and
             // output gives the same result as disjoint buffers.
             // SAFETY: both valid for `len` bytes (contract); `copy` allows overlap.
@@ -483,7 +505,9 @@ unsafe fn blocks(
             } else {
                 aes.decrypt_blocks(buf);
             }
-        });
+        };
+        // SAFETY: the schedule pointers are non-NULL (checked) and sized for `k` (contract).
+        unsafe { with_cipher(dir, sched, rounds, work) };
     })
 }
 
