@@ -5,23 +5,48 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 /// target/<profile>: the test binary is target/<profile>/deps/c_api-HASH, and cargo puts the
 /// library's `cdylib`/`staticlib` outputs in target/<profile>.
+///
+/// `cargo test` does not build a `cdylib`/`staticlib`-only library for integration tests, so
+/// the first call runs `cargo build -p aesx-capi` for the same profile and target directory
+/// (cargo has released its build lock by the time tests run).
 fn lib_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile> above deps/");
-    for f in ["libaesx.so", "libaesx.a"] {
-        assert!(
-            dir.join(f).exists(),
-            "{} not found: build the crate first (cargo test -p aesx-capi builds it)",
-            dir.join(f).display()
-        );
-    }
-    dir.to_path_buf()
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("test binary path");
+            let dir = exe
+                .parent()
+                .and_then(Path::parent)
+                .expect("target/<profile> above deps/")
+                .to_path_buf();
+            let profile = dir.file_name().unwrap().to_str().unwrap().to_owned();
+            let target_dir = dir.parent().expect("target dir");
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let mut cmd = Command::new(cargo);
+            cmd.args(["build", "-p", "aesx-capi", "--lib", "--target-dir"])
+                .arg(target_dir)
+                .current_dir(crate_dir());
+            match profile.as_str() {
+                "debug" => {}
+                "release" => {
+                    cmd.arg("--release");
+                }
+                p => {
+                    cmd.args(["--profile", p]);
+                }
+            }
+            let (ok, text) = run(&mut cmd);
+            assert!(ok, "building libaesx failed:\n{text}");
+            for f in ["libaesx.so", "libaesx.a"] {
+                assert!(dir.join(f).exists(), "{} not built", dir.join(f).display());
+            }
+            dir
+        })
+        .clone()
 }
 
 fn crate_dir() -> &'static Path {
