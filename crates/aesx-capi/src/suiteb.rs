@@ -28,10 +28,56 @@
 use std::cell::RefCell;
 
 use aesx::{Aes, Backend};
-use zeroize::{Zeroize, Zeroizing};
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{Ordering, compiler_fence};
 
 use crate::aesx_status;
 use crate::{default_backend, guard, guard_void};
+
+/// Plain arrays of integers: every bit pattern is valid, size a multiple of 16 bytes.
+trait Plain: Copy {}
+impl Plain for [[u8; 16]; 15] {}
+impl Plain for [u32; 60] {}
+
+/// Key material in a 16-byte-aligned buffer, wiped on drop.
+///
+/// IMPLEMENTATION NOTE: `zeroize` on byte or word arrays issues one volatile store per element
+/// (240 or 60 here), which showed in the cost of a schedule-cache miss; 15 volatile 16-byte
+/// stores clear the same memory and cannot be elided either.
+#[repr(C, align(16))]
+struct Wiped<T: Plain>(T);
+
+impl<T: Plain> Wiped<T> {
+    fn wipe(&mut self) {
+        const { assert!(size_of::<T>().is_multiple_of(16)) };
+        let p = (&raw mut self.0).cast::<u128>();
+        for i in 0..size_of::<T>() / 16 {
+            // SAFETY: `p` is 16-byte aligned (the struct is `align(16)` and `T` is its only
+            // field), `i * 16 < size_of::<T>()`, and any bit pattern is a valid `T`.
+            unsafe { p.add(i).write_volatile(0) };
+        }
+        compiler_fence(Ordering::SeqCst);
+    }
+}
+
+impl<T: Plain> Drop for Wiped<T> {
+    fn drop(&mut self) {
+        self.wipe();
+    }
+}
+
+impl<T: Plain> Deref for Wiped<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: Plain> DerefMut for Wiped<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
 
 /// Reports whether a hardware AES backend (AES-NI, hence also VAES) is present: 1 or 0.
 #[unsafe(no_mangle)]
@@ -80,9 +126,9 @@ fn inv_mix_columns(b: [u8; 16]) -> [u8; 16] {
 
 /// Round keys `0..=rounds` of the equivalent inverse cipher from the encryption ones, or back
 /// (`forward = false`).
-fn convert(keys: &[[u8; 16]], forward: bool) -> Zeroizing<[[u8; 16]; 15]> {
+fn convert(keys: &[[u8; 16]], forward: bool) -> Wiped<[[u8; 16]; 15]> {
     let r = keys.len() - 1;
-    let mut out = Zeroizing::new([[0u8; 16]; 15]);
+    let mut out = Wiped([[0u8; 16]; 15]);
     out[0] = keys[r];
     out[r] = keys[0];
     for i in 1..r {
@@ -133,8 +179,8 @@ impl Sched<*const u32> {
     ///
     /// # Safety
     /// The three arrays are non-NULL and readable for 4, 4 * (rounds - 1) and 4 words.
-    unsafe fn read(&self, rounds: usize) -> Zeroizing<[u32; 60]> {
-        let mut w = Zeroizing::new([0u32; 60]);
+    unsafe fn read(&self, rounds: usize) -> Wiped<[u32; 60]> {
+        let mut w = Wiped([0u32; 60]);
         for (i, x) in w.iter_mut().enumerate().take(4 * (rounds + 1)) {
             // SAFETY: `word` gives an index inside the array sizes the caller promised;
             // unaligned reads, so the caller's alignment does not matter.
@@ -188,8 +234,8 @@ impl Sched<*mut u32> {
     }
 }
 
-fn words_to_keys(w: &[u32; 60], rounds: usize) -> Zeroizing<[[u8; 16]; 15]> {
-    let mut keys = Zeroizing::new([[0u8; 16]; 15]);
+fn words_to_keys(w: &[u32; 60], rounds: usize) -> Wiped<[[u8; 16]; 15]> {
+    let mut keys = Wiped([[0u8; 16]; 15]);
     for (i, x) in w.iter().enumerate().take(4 * (rounds + 1)) {
         keys[i / 4][4 * (i % 4)..4 * (i % 4) + 4].copy_from_slice(&x.to_be_bytes());
     }
@@ -405,7 +451,7 @@ pub unsafe extern "C" fn aesniExpandEncryptDecrypt256(
 // Block calls and the schedule cache.
 
 struct Entry {
-    words: Zeroizing<[u32; 60]>,
+    words: Wiped<[u32; 60]>,
     rounds: usize,
     backend: Backend,
     aes: Aes,
@@ -599,7 +645,7 @@ pub extern "C" fn aesx_clear_thread_cache() -> aesx_status {
             let mut c = c.borrow_mut();
             for e in c.iter_mut() {
                 if let Some(e) = e.as_mut() {
-                    e.words.zeroize();
+                    e.words.wipe();
                 }
                 *e = None;
             }
