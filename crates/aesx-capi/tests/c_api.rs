@@ -104,6 +104,18 @@ fn compile(args: &[&str], extra: &[&str], exe: &Path, lib: &[&str]) -> (bool, St
     run(&mut c)
 }
 
+/// Extra arguments: in an optimised build every backend runs the Monte Carlo test (under a
+/// second); a debug build runs it on the fastest backend and aesni (or, `quick`, the fastest).
+fn mode_args(quick: bool) -> &'static [&'static str] {
+    if !cfg!(debug_assertions) {
+        &["--mct-all-backends"]
+    } else if quick {
+        &["--quick"]
+    } else {
+        &[]
+    }
+}
+
 fn check_run(exe: &Path, extra: &[&str]) {
     let (ok, text) = run(Command::new(exe).arg(testdata()).args(extra));
     println!("{text}");
@@ -123,7 +135,7 @@ fn c_program_against_shared_library() {
     let ldir = format!("-L{}", lib.display());
     let (ok, text) = compile(&["-O2"], &[], &exe, &[&ldir, "-laesx", &rpath]);
     assert!(ok, "cc failed:\n{text}");
-    check_run(&exe, &[]);
+    check_run(&exe, mode_args(false));
 }
 
 #[test]
@@ -163,5 +175,5 @@ fn c_program_with_address_sanitizer_against_static_library() {
     ];
     let (ok, text) = compile(&flags, &[], &exe, &libs);
     assert!(ok, "cc -fsanitize=address failed:\n{text}");
-    check_run(&exe, &["--quick"]);
+    check_run(&exe, mode_args(true));
 }
