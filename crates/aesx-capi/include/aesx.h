@@ -11,7 +11,8 @@
  *                   make the call a no-op (never a crash). Round keys are host-order uint32_t
  *                   words whose most significant byte is the first key byte (FIPS-197 w[i]).
  *
- * Link: -laesx (libaesx.so) or libaesx.a plus -lpthread -ldl -lm (see README, "C library").
+ * Link: -laesx (libaesx.so), or libaesx.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+ *       (see README, "C library").
  */
 
 #ifndef AESX_H
@@ -332,7 +333,7 @@ enum aesx_status aesx_ctr_free(struct aesx_ctr *ctr);
 uint8_t checkAESNISupported(void);
 
 /**
- * Expands a 128-bit key (16/24/32 bytes at `key`) into the encrypt schedule: 4 + 9 x 4 +
+ * Expands a 128-bit key (16 bytes at `key`) into the encrypt schedule: 4 + 9 x 4 +
  * 4 words. Any NULL: no-op.
  *
  * # Safety
@@ -370,7 +371,7 @@ void aesniExpandEncryptDecrypt128(const uint8_t *key,
                                   uint32_t *decFinalKey);
 
 /**
- * Expands a 192-bit key (16/24/32 bytes at `key`) into the encrypt schedule: 4 + 11 x 4 +
+ * Expands a 192-bit key (24 bytes at `key`) into the encrypt schedule: 4 + 11 x 4 +
  * 4 words. Any NULL: no-op.
  *
  * # Safety
@@ -408,7 +409,7 @@ void aesniExpandEncryptDecrypt192(const uint8_t *key,
                                   uint32_t *decFinalKey);
 
 /**
- * Expands a 256-bit key (16/24/32 bytes at `key`) into the encrypt schedule: 4 + 13 x 4 +
+ * Expands a 256-bit key (32 bytes at `key`) into the encrypt schedule: 4 + 13 x 4 +
  * 4 words. Any NULL: no-op.
  *
  * # Safety

@@ -285,7 +285,7 @@ fn sched<P>(initial: P, middle: P, last: P) -> Sched<P> {
     }
 }
 
-/// Expands a 128-bit key (16/24/32 bytes at `key`) into the encrypt schedule: 4 + 9 x 4 +
+/// Expands a 128-bit key (16 bytes at `key`) into the encrypt schedule: 4 + 9 x 4 +
 /// 4 words. Any NULL: no-op.
 ///
 /// # Safety
@@ -339,7 +339,7 @@ pub unsafe extern "C" fn aesniExpandEncryptDecrypt128(
     unsafe { expand(4, key, Some(e), Some(d)) }
 }
 
-/// Expands a 192-bit key (16/24/32 bytes at `key`) into the encrypt schedule: 4 + 11 x 4 +
+/// Expands a 192-bit key (24 bytes at `key`) into the encrypt schedule: 4 + 11 x 4 +
 /// 4 words. Any NULL: no-op.
 ///
 /// # Safety
@@ -393,7 +393,7 @@ pub unsafe extern "C" fn aesniExpandEncryptDecrypt192(
     unsafe { expand(6, key, Some(e), Some(d)) }
 }
 
-/// Expands a 256-bit key (16/24/32 bytes at `key`) into the encrypt schedule: 4 + 13 x 4 +
+/// Expands a 256-bit key (32 bytes at `key`) into the encrypt schedule: 4 + 13 x 4 +
 /// 4 words. Any NULL: no-op.
 ///
 /// # Safety
