@@ -41,4 +41,10 @@ fn copies(x: __m128i) -> [__m128i; 3] {
     [u, u4, u7]
 }
 
+#[inline]
+#[target_feature(enable = "aes,ssse3")]
+fn xor3(a: __m128i, b: __m128i, c: __m128i) -> __m128i {
+    _mm_xor_si128(_mm_xor_si128(a, b), c)
+}
+
 super::simd::fugue_rounds!("aes,ssse3", Aesni);

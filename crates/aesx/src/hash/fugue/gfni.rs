@@ -47,6 +47,12 @@ fn copies(x: __m128i) -> [__m128i; 3] {
     ]
 }
 
+#[inline]
+#[target_feature(enable = "gfni,ssse3,avx2,avx512f,avx512bw,avx512vl")]
+fn xor3(a: __m128i, b: __m128i, c: __m128i) -> __m128i {
+    _mm_ternarylogic_epi32::<0x96>(a, b, c)
+}
+
 super::simd::fugue_rounds!("gfni,ssse3,avx2,avx512f,avx512bw,avx512vl", Gfni);
 
 #[cfg(test)]

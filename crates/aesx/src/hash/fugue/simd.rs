@@ -174,6 +174,7 @@ pub(crate) fn from_groups(
 
 /// Instantiates the round machine in the calling module. The caller provides
 /// `fn copies(x: __m128i) -> [__m128i; 3]` (S(x), 4·S(x), 7·S(x) in the byte order `SRC`),
+/// `fn xor3(a, b, c) -> __m128i`,
 /// `const SRC: [u8; 16]` and `const ADD_K: bool`, all under the target features `$feat`.
 macro_rules! fugue_rounds {
     ($feat:literal, $backend:ident) => {
@@ -186,9 +187,15 @@ macro_rules! fugue_rounds {
         const MIX_R: MixTables = mix_tables(SRC, true);
         const MIX_N: MixTables = mix_tables(SRC, false);
 
+        /// SMIX of `x` (output columns in the order of `t`), XORed with `add`.
         #[inline]
         #[target_feature(enable = $feat)]
-        fn mix(x: __m128i, t: &MixTables) -> __m128i {
+        fn mix(x: __m128i, t: &MixTables, add: __m128i) -> __m128i {
+            let add = if ADD_K {
+                _mm_xor_si128(add, load(&t.k))
+            } else {
+                add
+            };
             let [a, b, c] = copies(x);
             let t0 = _mm_shuffle_epi8(a, load(&t.t[0]));
             let t1 = _mm_shuffle_epi8(a, load(&t.t[1]));
@@ -203,17 +210,14 @@ macro_rules! fugue_rounds {
             let t10 = _mm_shuffle_epi8(c, load(&t.t[10]));
             let t11 = _mm_shuffle_epi8(c, load(&t.t[11]));
             let t12 = _mm_shuffle_epi8(c, load(&t.t[12]));
-            let t12 = if ADD_K {
-                _mm_xor_si128(t12, load(&t.k))
-            } else {
-                t12
-            };
-            let x0 = _mm_xor_si128(_mm_xor_si128(t0, t1), t2);
-            let x1 = _mm_xor_si128(_mm_xor_si128(t3, t4), t5);
-            let x2 = _mm_xor_si128(_mm_xor_si128(t6, t7), t8);
-            let x3 = _mm_xor_si128(_mm_xor_si128(t9, t10), t11);
-            let y0 = _mm_xor_si128(_mm_xor_si128(x0, x1), t12);
-            _mm_xor_si128(y0, _mm_xor_si128(x2, x3))
+            // A balanced tree; the last shuffles to issue enter it last.
+            let a0 = xor3(t0, t1, t2);
+            let a1 = xor3(t3, t4, t5);
+            let a2 = xor3(t6, t7, t8);
+            let a3 = xor3(t9, t10, add);
+            let b0 = xor3(a0, a1, a2);
+            let b1 = xor3(a3, t11, t12);
+            _mm_xor_si128(b0, b1)
         }
 
         /// SMIX of four columns (G2 stage).
@@ -223,7 +227,7 @@ macro_rules! fugue_rounds {
             for j in 0..4 {
                 b[4 * j..4 * j + 4].copy_from_slice(&c[j].to_be_bytes());
             }
-            let v = mix(load(&b), &MIX_N);
+            let v = mix(load(&b), &MIX_N, _mm_setzero_si128());
             store(&mut b, v);
             for j in 0..4 {
                 c[j] = u32::from_be_bytes(b[4 * j..4 * j + 4].try_into().unwrap());
@@ -276,7 +280,10 @@ macro_rules! fugue_rounds {
         ) -> bool {
             let ng = if V == 0 { 10 } else { 12 };
             let p = |l: usize| (l + B) % ng;
-            let mut rr = *r;
+            // `*r` is this round's R = (S1, S2, S3, S0) XOR the group that becomes S0..S2.
+            let y = *r;
+            let mut rr = _mm_xor_si128(y, g[p(0)]);
+            let x;
             match feed.next() {
                 Kind::Done => {
                     let mut gb = [[0u8; 16]; 12];
@@ -312,8 +319,10 @@ macro_rules! fugue_rounds {
                     }
                     let add = _mm_xor_si128(s1, _mm_and_si128(iv, load(&MASK_D3)));
                     rr = _mm_xor_si128(_mm_and_si128(rr, load(&MASK012)), add);
+                    // (rr ^ g0) with g0's dword 3 zero: y's dwords 0..2, then `add`.
+                    x = _mm_xor_si128(_mm_and_si128(y, load(&MASK012)), add);
                 }
-                Kind::Plain => {}
+                Kind::Plain => x = y,
             }
             g[p(1)] = _mm_shuffle_epi8(rr, load(&IDX_M012));
             g[p(2)] = _mm_or_si128(
@@ -322,8 +331,7 @@ macro_rules! fugue_rounds {
             );
             let c = _mm_and_si128(rr, load(&MASK012));
             g[p(ng / 2)] = _mm_xor_si128(g[p(ng / 2)], c);
-            let x = _mm_xor_si128(g[p(0)], rr);
-            *r = mix(x, &MIX_R);
+            *r = mix(x, &MIX_R, g[p(ng - 1)]);
             true
         }
 
@@ -347,7 +355,7 @@ macro_rules! fugue_rounds {
                 load(&gb[10]),
                 load(&gb[11]),
             ];
-            let mut r = load(&rb);
+            let mut r = _mm_xor_si128(load(&rb), g[ng - 1]);
             let mut feed = Feed {
                 words,
                 rin: 0,

@@ -205,6 +205,12 @@ fn copies(x: __m128i) -> [__m128i; 3] {
     ]
 }
 
+#[inline]
+#[target_feature(enable = "ssse3")]
+fn xor3(a: __m128i, b: __m128i, c: __m128i) -> __m128i {
+    _mm_xor_si128(_mm_xor_si128(a, b), c)
+}
+
 super::simd::fugue_rounds!("ssse3", Vpaes);
 
 #[cfg(test)]

@@ -1,0 +1,54 @@
+//! Fugue throughput per backend, in TSC cycles per byte (TSC_HZ / bytes per second).
+//!
+//! `cargo run --release -p aesx --example fugue_bench [TSC_HZ] [trials]`
+//! Trials are short (about a millisecond), interleaved across backends, and repeated; the
+//! best (fastest) trial is reported, which filters out the noise of a shared machine.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use aesx::hash::fugue::{Fugue, FugueAlg, FugueBackend};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let tsc_hz: f64 = args.get(1).map_or(2.596e9, |s| s.parse().unwrap());
+    let trials: usize = args.get(2).map_or(200, |s| s.parse().unwrap());
+    let sizes = [64usize, 1024, 64 << 10, 16 << 20];
+    let data: Vec<u8> = (0..16usize << 20).map(|i| (i * 131 + 7) as u8).collect();
+    let backends = FugueBackend::available();
+    println!("cycles/byte at TSC {tsc_hz:.4e} Hz, best of {trials} interleaved trials");
+    for alg in [FugueAlg::Fugue256, FugueAlg::Fugue512] {
+        for &size in &sizes {
+            let reps = ((1usize << 18) / size).clamp(1, 20000);
+            let trials = if size > 1 << 20 { trials / 20 + 3 } else { trials };
+            let mut best = vec![f64::INFINITY; backends.len()];
+            for _ in 0..trials {
+                for (bi, &b) in backends.iter().enumerate() {
+                    if b == FugueBackend::Soft && size > 1024 {
+                        continue;
+                    }
+                    let reps = if b == FugueBackend::Soft { reps.div_ceil(50) } else { reps };
+                    if b == FugueBackend::Soft && best[bi] < f64::INFINITY && size >= 1024 {
+                        // soft is only a reference; a few trials are enough.
+                        continue;
+                    }
+                    let t = Instant::now();
+                    for _ in 0..reps {
+                        let mut h = Fugue::with_backend(alg, b).unwrap();
+                        h.update(black_box(&data[..size]));
+                        black_box(h.finalize());
+                    }
+                    let s = t.elapsed().as_secs_f64() / reps as f64;
+                    best[bi] = best[bi].min(s);
+                }
+            }
+            let row: Vec<String> = backends
+                .iter()
+                .zip(&best)
+                .filter(|(_, s)| s.is_finite())
+                .map(|(b, s)| format!("{b} {:.2}", s * tsc_hz / size as f64))
+                .collect();
+            println!("{alg} {size:>8} B: {}", row.join("  "));
+        }
+    }
+}
