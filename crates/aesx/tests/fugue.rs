@@ -193,3 +193,39 @@ fn one_shot_helpers_and_names() {
     let mut small = [0u8; 31];
     assert!(h.finalize_into(&mut small).is_err());
 }
+
+#[test]
+fn batch_equals_single_message_results() {
+    use aesx::hash::fugue::{hash_many, hash_many_with_backend};
+    let mut rng = Rng(2024);
+    for alg in FugueAlg::ALL {
+        let olen = alg.output_len();
+        for len in [0usize, 1, 3, 4, 5, 31, 32, 33, 64, 80, 127, 200, 1000] {
+            for count in [1usize, 7, 8, 9, 16, 19] {
+                let data: Vec<Vec<u8>> = (0..count).map(|_| rng.bytes(len)).collect();
+                let msgs: Vec<&[u8]> = data.iter().map(|m| m.as_slice()).collect();
+                let mut want = Vec::new();
+                for m in &msgs {
+                    let mut h = Fugue::with_backend(alg, FugueBackend::Soft).unwrap();
+                    h.update(m);
+                    want.extend(h.finalize());
+                }
+                let mut out = vec![0u8; count * olen];
+                hash_many(alg, &msgs, &mut out).unwrap();
+                assert_eq!(out, want, "{alg} len {len} count {count}");
+                for b in FugueBackend::available() {
+                    out.fill(0);
+                    hash_many_with_backend(alg, b, &msgs, &mut out).unwrap();
+                    assert_eq!(out, want, "{alg} {b} len {len} count {count}");
+                }
+            }
+        }
+    }
+    let a = [0u8; 5];
+    let b = [0u8; 6];
+    let mut out = [0u8; 64];
+    let alg = FugueAlg::Fugue256;
+    assert!(hash_many(alg, &[&a, &b], &mut out).is_err());
+    assert!(hash_many(alg, &[&a, &a, &a], &mut out).is_err());
+    assert!(hash_many(alg, &[], &mut out).is_ok());
+}

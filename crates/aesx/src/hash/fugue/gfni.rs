@@ -30,12 +30,12 @@ const fn matrix(c: u8) -> i64 {
     m as i64
 }
 
-const A1: i64 = matrix(1);
-const A4: i64 = matrix(4);
-const A7: i64 = matrix(7);
-const C1: i32 = 0x63;
-const C4: i32 = gmul(4, 0x63) as i32;
-const C7: i32 = gmul(7, 0x63) as i32;
+pub(crate) const A1: i64 = matrix(1);
+pub(crate) const A4: i64 = matrix(4);
+pub(crate) const A7: i64 = matrix(7);
+pub(crate) const C1: i32 = 0x63;
+pub(crate) const C4: i32 = gmul(4, 0x63) as i32;
+pub(crate) const C7: i32 = gmul(7, 0x63) as i32;
 
 #[inline]
 #[target_feature(enable = "gfni,ssse3,avx2,avx512f,avx512bw,avx512vl")]
