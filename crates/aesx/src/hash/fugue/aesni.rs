@@ -47,4 +47,20 @@ fn xor3(a: __m128i, b: __m128i, c: __m128i) -> __m128i {
     _mm_xor_si128(_mm_xor_si128(a, b), c)
 }
 
+#[inline]
+#[target_feature(enable = "aes,ssse3")]
+fn to_basis(v: __m128i) -> __m128i {
+    v
+}
+
+#[inline]
+#[target_feature(enable = "aes,ssse3")]
+fn from_basis(v: __m128i) -> __m128i {
+    v
+}
+
+const fn basis_k(t: super::simd::MixTables) -> super::simd::MixTables {
+    t
+}
+
 super::simd::fugue_rounds!("aes,ssse3", Aesni);

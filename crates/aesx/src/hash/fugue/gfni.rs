@@ -53,6 +53,22 @@ fn xor3(a: __m128i, b: __m128i, c: __m128i) -> __m128i {
     _mm_ternarylogic_epi32::<0x96>(a, b, c)
 }
 
+#[inline]
+#[target_feature(enable = "gfni,ssse3,avx2,avx512f,avx512bw,avx512vl")]
+fn to_basis(v: __m128i) -> __m128i {
+    v
+}
+
+#[inline]
+#[target_feature(enable = "gfni,ssse3,avx2,avx512f,avx512bw,avx512vl")]
+fn from_basis(v: __m128i) -> __m128i {
+    v
+}
+
+const fn basis_k(t: super::simd::MixTables) -> super::simd::MixTables {
+    t
+}
+
 super::simd::fugue_rounds!("gfni,ssse3,avx2,avx512f,avx512bw,avx512vl", Gfni);
 
 #[cfg(test)]

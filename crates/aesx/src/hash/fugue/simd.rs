@@ -174,7 +174,8 @@ pub(crate) fn from_groups(
 
 /// Instantiates the round machine in the calling module. The caller provides
 /// `fn copies(x: __m128i) -> [__m128i; 3]` (S(x), 4·S(x), 7·S(x) in the byte order `SRC`),
-/// `fn xor3(a, b, c) -> __m128i`,
+/// `fn xor3(a, b, c) -> __m128i`, the byte representation the state is kept in while in
+/// registers (`fn to_basis`, `fn from_basis`, and `const fn basis_k` for the constant),
 /// `const SRC: [u8; 16]` and `const ADD_K: bool`, all under the target features `$feat`.
 macro_rules! fugue_rounds {
     ($feat:literal, $backend:ident) => {
@@ -184,8 +185,8 @@ macro_rules! fugue_rounds {
         };
         use crate::hash::fugue::{Params, State};
 
-        const MIX_R: MixTables = mix_tables(SRC, true);
-        const MIX_N: MixTables = mix_tables(SRC, false);
+        const MIX_R: MixTables = basis_k(mix_tables(SRC, true));
+        const MIX_N: MixTables = basis_k(mix_tables(SRC, false));
 
         /// SMIX of `x` (output columns in the order of `t`), XORed with `add`.
         #[inline]
@@ -227,8 +228,8 @@ macro_rules! fugue_rounds {
             for j in 0..4 {
                 b[4 * j..4 * j + 4].copy_from_slice(&c[j].to_be_bytes());
             }
-            let v = mix(load(&b), &MIX_N, _mm_setzero_si128());
-            store(&mut b, v);
+            let v = mix(to_basis(load(&b)), &MIX_N, _mm_setzero_si128());
+            store(&mut b, from_basis(v));
             for j in 0..4 {
                 c[j] = u32::from_be_bytes(b[4 * j..4 * j + 4].try_into().unwrap());
             }
@@ -289,15 +290,15 @@ macro_rules! fugue_rounds {
                     let mut gb = [[0u8; 16]; 12];
                     let [g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10, g11] = *g;
                     for (b, v) in gb.iter_mut().zip([g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10, g11]) {
-                        store(b, v);
+                        store(b, from_basis(v));
                     }
                     let mut rb = [0u8; 16];
-                    store(&mut rb, rr);
+                    store(&mut rb, from_basis(rr));
                     from_groups(st, ng, (B + 1) % ng, &gb, &rb);
                     return false;
                 }
                 Kind::Tix(w) => {
-                    let iv = _mm_set1_epi32(w);
+                    let iv = to_basis(_mm_set1_epi32(w));
                     let m0 = _mm_shuffle_epi8(rr, load(&IDX_M0_D1));
                     let a = match V {
                         0 => 4,
@@ -342,20 +343,20 @@ macro_rules! fugue_rounds {
             let mut rb = [0u8; 16];
             to_groups(st, ng, &mut gb, &mut rb);
             let mut g = [
-                load(&gb[0]),
-                load(&gb[1]),
-                load(&gb[2]),
-                load(&gb[3]),
-                load(&gb[4]),
-                load(&gb[5]),
-                load(&gb[6]),
-                load(&gb[7]),
-                load(&gb[8]),
-                load(&gb[9]),
-                load(&gb[10]),
-                load(&gb[11]),
+                to_basis(load(&gb[0])),
+                to_basis(load(&gb[1])),
+                to_basis(load(&gb[2])),
+                to_basis(load(&gb[3])),
+                to_basis(load(&gb[4])),
+                to_basis(load(&gb[5])),
+                to_basis(load(&gb[6])),
+                to_basis(load(&gb[7])),
+                to_basis(load(&gb[8])),
+                to_basis(load(&gb[9])),
+                to_basis(load(&gb[10])),
+                to_basis(load(&gb[11])),
             ];
-            let mut r = _mm_xor_si128(load(&rb), g[ng - 1]);
+            let mut r = _mm_xor_si128(to_basis(load(&rb)), g[ng - 1]);
             let mut feed = Feed {
                 words,
                 rin: 0,

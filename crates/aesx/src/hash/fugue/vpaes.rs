@@ -11,7 +11,9 @@
 //! "table lookup, XOR"; zero inputs are handled by storing 0x80 for 1/0 (PSHUFB returns 0 for
 //! an index with bit 7 set, i.e. 1/∞ = 0). The output tables fold in 1/x, the linear maps
 //! above, the change back to the AES basis, the AES affine matrix and the factor 1, 4 or 7;
-//! the affine constant 0x63 is added after the SuperMix (`ADD_K`). The tower constants are
+//! the affine constant 0x63 is added after the SuperMix (`ADD_K`). The whole state is kept in
+//! the tower representation while in registers (see `to_t`), so no input transform sits on
+//! the dependency chain. The tower constants are
 //! found at compile time by search (`TOWER`), so no magic numbers are copied.
 
 use core::arch::x86_64::*;
@@ -113,34 +115,45 @@ const fn from_tower(a: u8, b: u8) -> u8 {
     gmul(phi(t, a), t.y) ^ gmul(phi(t, b), t.y ^ 1)
 }
 
-/// Input tables: for the low and high nibble of x, the nibbles i, j, k of x's coordinates.
-const fn input_tables() -> [[[u8; 16]; 2]; 3] {
-    let mut coords = [(0u8, 0u8); 256];
+/// The byte representation of the state while in registers: `(i << 4) | k` with i = a and
+/// k = a ^ b for z = a·Y + b·Ȳ. Every Fugue operation outside the S-box is a XOR or a byte
+/// move, which commute with any bytewise linear map, so the state stays in this basis and
+/// the S-box needs no input transform (it is applied to message words instead, off the
+/// dependency chain).
+const fn to_t(x: u8) -> u8 {
     let mut a = 0;
     while a < 16 {
         let mut b = 0;
         while b < 16 {
-            coords[from_tower(a, b) as usize] = (a, b);
+            if from_tower(a, b) == x {
+                return (a << 4) | (a ^ b);
+            }
             b += 1;
         }
         a += 1;
     }
-    let mut t = [[[0u8; 16]; 2]; 3];
+    panic!("not a basis")
+}
+
+const fn from_t(y: u8) -> u8 {
+    let (i, k) = (y >> 4, y & 15);
+    from_tower(i, i ^ k)
+}
+
+/// Nibble tables of a bytewise linear map: `[low nibble, high nibble]`.
+const fn nibble_tables(f: u8) -> [[u8; 16]; 2] {
+    let mut t = [[0u8; 16]; 2];
     let mut n = 0;
     while n < 16 {
-        let mut h = 0;
-        while h < 2 {
-            let (a, b) = coords[if h == 0 { n } else { n << 4 }];
-            t[0][h][n] = a;
-            t[1][h][n] = b;
-            t[2][h][n] = a ^ b;
-            h += 1;
-        }
+        let (lo, hi) = (n as u8, (n as u8) << 4);
+        t[0][n] = if f == 0 { to_t(lo) } else { from_t(lo) };
+        t[1][n] = if f == 0 { to_t(hi) } else { from_t(hi) };
         n += 1;
     }
     t
 }
-const IN: [[[u8; 16]; 2]; 3] = input_tables();
+const TO_T: [[u8; 16]; 2] = nibble_tables(0);
+const FROM_T: [[u8; 16]; 2] = nibble_tables(1);
 
 const fn inv_table(mul: u8) -> [u8; 16] {
     let mut t = [0x80u8; 16];
@@ -163,8 +176,8 @@ const fn output_tables(c: u8) -> [[u8; 16]; 2] {
         let v = inv16(x as u8);
         let zp = from_tower(g16(nu, v), g16(1 ^ nu, v));
         let zq = from_tower(g16(1 ^ nu, v), g16(nu, v));
-        t[0][x] = gmul(c, affine_lin(zp));
-        t[1][x] = gmul(c, affine_lin(zq));
+        t[0][x] = to_t(gmul(c, affine_lin(zp)));
+        t[1][x] = to_t(gmul(c, affine_lin(zq)));
         x += 1;
     }
     t
@@ -182,16 +195,47 @@ fn lookup2(t: &[[u8; 16]; 2], lo: __m128i, hi: __m128i) -> __m128i {
     )
 }
 
-/// S(x) ^ 0x63, 4·(S(x) ^ 0x63), 7·(S(x) ^ 0x63) bytewise.
+/// The bytewise map into (`to_basis`) and out of (`from_basis`) the register representation.
+#[inline]
+#[target_feature(enable = "ssse3")]
+fn map(t: &[[u8; 16]; 2], v: __m128i) -> __m128i {
+    let m = _mm_set1_epi8(0x0f);
+    let lo = _mm_and_si128(v, m);
+    let hi = _mm_and_si128(_mm_srli_epi16::<4>(v), m);
+    lookup2(t, lo, hi)
+}
+
+#[inline]
+#[target_feature(enable = "ssse3")]
+fn to_basis(v: __m128i) -> __m128i {
+    map(&TO_T, v)
+}
+
+#[inline]
+#[target_feature(enable = "ssse3")]
+fn from_basis(v: __m128i) -> __m128i {
+    map(&FROM_T, v)
+}
+
+/// The S-box constant's contribution, in the register representation.
+const fn basis_k(mut t: super::simd::MixTables) -> super::simd::MixTables {
+    let mut n = 0;
+    while n < 16 {
+        t.k[n] = to_t(t.k[n]);
+        n += 1;
+    }
+    t
+}
+
+/// S(x) ^ 0x63, 4·(S(x) ^ 0x63), 7·(S(x) ^ 0x63) bytewise, input and output in the register
+/// representation.
 #[inline]
 #[target_feature(enable = "ssse3")]
 fn copies(x: __m128i) -> [__m128i; 3] {
     let m = _mm_set1_epi8(0x0f);
-    let lo = _mm_and_si128(x, m);
-    let hi = _mm_and_si128(_mm_srli_epi16::<4>(x), m);
-    let i = lookup2(&IN[0], lo, hi);
-    let j = lookup2(&IN[1], lo, hi);
-    let k = lookup2(&IN[2], lo, hi);
+    let k = _mm_and_si128(x, m);
+    let i = _mm_and_si128(_mm_srli_epi16::<4>(x), m);
+    let j = _mm_xor_si128(i, k);
     let inv = load(&INV);
     let ak = _mm_shuffle_epi8(load(&AK), k);
     let iak = _mm_xor_si128(_mm_shuffle_epi8(inv, i), ak);
@@ -228,10 +272,11 @@ mod tests {
                 *v = (base + n) as u8;
             }
             // SAFETY: SSSE3 was detected above.
-            let c = unsafe { copies(load(&b)) };
+            let c = unsafe { copies(to_basis(load(&b))) };
             for (f, v) in [1u8, 4, 7].into_iter().zip(c) {
                 let mut out = [0u8; 16];
-                super::super::simd::store(&mut out, v);
+                // SAFETY: as above.
+                super::super::simd::store(&mut out, unsafe { from_basis(v) });
                 for n in 0..16 {
                     let want = gmul(f, crate::hazmat::sbox(b[n]) ^ 0x63);
                     assert_eq!(out[n], want, "x={:#x} factor {f}", b[n]);
