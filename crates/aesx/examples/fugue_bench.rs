@@ -23,14 +23,22 @@ fn main() {
     for alg in [FugueAlg::Fugue256, FugueAlg::Fugue512] {
         for &size in &sizes {
             let reps = ((1usize << 18) / size).clamp(1, 20000);
-            let trials = if size > 1 << 20 { trials / 20 + 3 } else { trials };
+            let trials = if size > 1 << 20 {
+                trials / 20 + 3
+            } else {
+                trials
+            };
             let mut best = vec![f64::INFINITY; backends.len()];
             for _ in 0..trials {
                 for (bi, &b) in backends.iter().enumerate() {
                     if b == FugueBackend::Soft && size > 1024 {
                         continue;
                     }
-                    let reps = if b == FugueBackend::Soft { reps.div_ceil(50) } else { reps };
+                    let reps = if b == FugueBackend::Soft {
+                        reps.div_ceil(50)
+                    } else {
+                        reps
+                    };
                     if b == FugueBackend::Soft && best[bi] < f64::INFINITY && size >= 1024 {
                         // soft is only a reference; a few trials are enough.
                         continue;

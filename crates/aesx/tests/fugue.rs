@@ -58,11 +58,18 @@ fn nist_short_msg_all_backends() {
 fn sphlib_java_vectors_all_backends() {
     let text = std::fs::read_to_string(format!("{DIR}sphlib_java_TestDigest_fugue.txt")).unwrap();
     let mut n = 0;
-    for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
         let f: Vec<&str> = line.split_whitespace().collect();
         assert_eq!(f.len(), 3, "{line}");
         let alg = alg_of_bits(f[0]);
-        let msg = if f[1] == "-" { vec![] } else { hex::decode(f[1]).unwrap() };
+        let msg = if f[1] == "-" {
+            vec![]
+        } else {
+            hex::decode(f[1]).unwrap()
+        };
         let md = hex::decode(f[2]).unwrap();
         for b in FugueBackend::available() {
             let mut h = Fugue::with_backend(alg, b).unwrap();
@@ -111,7 +118,11 @@ fn split_hash(alg: FugueAlg, b: FugueBackend, msg: &[u8], rng: &mut Rng) -> Vec<
 fn backends_match_soft_on_random_lengths_and_splits() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for round in 0..60 {
-        let len = if round < 40 { rng.below(300) } else { rng.below(5000) };
+        let len = if round < 40 {
+            rng.below(300)
+        } else {
+            rng.below(5000)
+        };
         let msg = rng.bytes(len);
         let nbits = rng.below(8) as u32;
         let last = rng.next() as u8;
@@ -122,7 +133,11 @@ fn backends_match_soft_on_random_lengths_and_splits() {
             for b in FugueBackend::available() {
                 let mut h = Fugue::with_backend(alg, b).unwrap();
                 h.update(&msg);
-                assert_eq!(h.finalize_bits(last, nbits).unwrap(), want, "{alg} {b} {len}");
+                assert_eq!(
+                    h.finalize_bits(last, nbits).unwrap(),
+                    want,
+                    "{alg} {b} {len}"
+                );
                 let mut s = Rng(len as u64 + 1);
                 if nbits == 0 {
                     assert_eq!(split_hash(alg, b, &msg, &mut s), want, "{alg} {b} split");
@@ -157,7 +172,10 @@ fn long_message_one_update_equals_many() {
     let msg = rng.bytes(3 << 20 | 3);
     for alg in [FugueAlg::Fugue256, FugueAlg::Fugue512] {
         let mut fast = Vec::new();
-        for b in FugueBackend::available().into_iter().filter(|b| *b != FugueBackend::Soft) {
+        for b in FugueBackend::available()
+            .into_iter()
+            .filter(|b| *b != FugueBackend::Soft)
+        {
             let mut one = Fugue::with_backend(alg, b).unwrap();
             one.update(&msg);
             let one = one.finalize();
@@ -175,10 +193,22 @@ fn long_message_one_update_equals_many() {
 #[test]
 fn one_shot_helpers_and_names() {
     let m = b"abc";
-    assert_eq!(aesx::hash::fugue224(m).to_vec(), aesx::hash::fugue::hash(FugueAlg::Fugue224, m));
-    assert_eq!(aesx::hash::fugue256(m).to_vec(), aesx::hash::fugue::hash(FugueAlg::Fugue256, m));
-    assert_eq!(aesx::hash::fugue384(m).to_vec(), aesx::hash::fugue::hash(FugueAlg::Fugue384, m));
-    assert_eq!(aesx::hash::fugue512(m).to_vec(), aesx::hash::fugue::hash(FugueAlg::Fugue512, m));
+    assert_eq!(
+        aesx::hash::fugue224(m).to_vec(),
+        aesx::hash::fugue::hash(FugueAlg::Fugue224, m)
+    );
+    assert_eq!(
+        aesx::hash::fugue256(m).to_vec(),
+        aesx::hash::fugue::hash(FugueAlg::Fugue256, m)
+    );
+    assert_eq!(
+        aesx::hash::fugue384(m).to_vec(),
+        aesx::hash::fugue::hash(FugueAlg::Fugue384, m)
+    );
+    assert_eq!(
+        aesx::hash::fugue512(m).to_vec(),
+        aesx::hash::fugue::hash(FugueAlg::Fugue512, m)
+    );
     for a in FugueAlg::ALL {
         assert_eq!(a.name().parse::<FugueAlg>().unwrap(), a);
         assert_eq!(a.output_len() * 8, a.name()[5..].parse::<usize>().unwrap());

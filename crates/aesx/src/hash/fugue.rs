@@ -41,7 +41,6 @@ mod soft;
 #[cfg(target_arch = "x86_64")]
 mod vpaes;
 
-
 /// The SuperMix matrix N over GF(2^8) (AES polynomial).
 pub(crate) const N: [[u8; 4]; 4] = [[1, 4, 7, 1], [1, 1, 4, 7], [7, 1, 1, 4], [4, 7, 1, 1]];
 
@@ -142,10 +141,34 @@ const IV512: [u32; 16] = [
     0xaac6e2c9, 0xddb21398, 0xcae65838, 0x437f203f, 0x25ea78e7, 0x951fddd6, 0xda6ed11d, 0xe13e3567,
 ];
 
-static P224: Params = Params { s: 30, n: 7, k: 2, g1: 10, iv: &IV224 };
-static P256: Params = Params { s: 30, n: 8, k: 2, g1: 10, iv: &IV256 };
-static P384: Params = Params { s: 36, n: 12, k: 3, g1: 18, iv: &IV384 };
-static P512: Params = Params { s: 36, n: 16, k: 4, g1: 32, iv: &IV512 };
+static P224: Params = Params {
+    s: 30,
+    n: 7,
+    k: 2,
+    g1: 10,
+    iv: &IV224,
+};
+static P256: Params = Params {
+    s: 30,
+    n: 8,
+    k: 2,
+    g1: 10,
+    iv: &IV256,
+};
+static P384: Params = Params {
+    s: 36,
+    n: 12,
+    k: 3,
+    g1: 18,
+    iv: &IV384,
+};
+static P512: Params = Params {
+    s: 36,
+    n: 16,
+    k: 4,
+    g1: 32,
+    iv: &IV512,
+};
 
 /// An implementation of the Fugue rounds. Ordered from slowest to fastest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -242,7 +265,7 @@ pub(crate) type State = [u32; 36];
 
 /// Absorbs whole 4-byte words (`words.len() % 4 == 0`): TIX and `k` rounds per word.
 fn absorb(b: FugueBackend, p: &Params, st: &mut State, words: &[u8]) {
-    debug_assert!(words.len() % 4 == 0);
+    debug_assert!(words.len().is_multiple_of(4));
     match b {
         #[cfg(target_arch = "x86_64")]
         FugueBackend::Vpaes => vpaes::run(p, st, words, 0),
@@ -380,9 +403,9 @@ fn g2(p: &Params, st: &mut State, out: &mut [u8], smix: fn(&mut [u32; 4])) {
     };
     let mut o = 0;
     for &g in groups {
-        for c in g..g + 4 {
+        for col in &st[g..g + 4] {
             if o < p.n {
-                out[4 * o..4 * o + 4].copy_from_slice(&st[c].to_be_bytes());
+                out[4 * o..4 * o + 4].copy_from_slice(&col.to_be_bytes());
                 o += 1;
             }
         }
@@ -524,7 +547,8 @@ impl Fugue {
     #[cfg(feature = "alloc")]
     pub fn finalize(self) -> alloc::vec::Vec<u8> {
         let mut out = alloc::vec![0u8; self.alg.output_len()];
-        self.finalize_into(&mut out).expect("buffer sized for the digest");
+        self.finalize_into(&mut out)
+            .expect("buffer sized for the digest");
         out
     }
 
@@ -574,7 +598,8 @@ macro_rules! one_shot {
             let mut h = Fugue::new(FugueAlg::$alg);
             h.update(data);
             let mut out = [0u8; $len];
-            h.finalize_into(&mut out).expect("buffer sized for the digest");
+            h.finalize_into(&mut out)
+                .expect("buffer sized for the digest");
             out
         }
     };
@@ -583,7 +608,6 @@ one_shot!(fugue224, Fugue224, 28);
 one_shot!(fugue256, Fugue256, 32);
 one_shot!(fugue384, Fugue384, 48);
 one_shot!(fugue512, Fugue512, 64);
-
 
 // ---------------------------------------------------------------------------------------------
 // Many messages at once.
@@ -630,8 +654,9 @@ pub fn hash_many_with_backend(
     if backend == FugueBackend::Gfni && batch::available() {
         let p = alg.params();
         while msgs.len() - done >= batch::LANES {
-            let group: &[&[u8]; batch::LANES] =
-                msgs[done..done + batch::LANES].try_into().expect("eight messages");
+            let group: &[&[u8]; batch::LANES] = msgs[done..done + batch::LANES]
+                .try_into()
+                .expect("eight messages");
             let mut d = [[0u8; 64]; batch::LANES];
             batch::hash8(p, group, len, &mut d);
             for (m, dig) in d.iter().enumerate() {

@@ -7,6 +7,7 @@ use core::arch::x86_64::*;
 use super::simd::{SHIFT_ROWS, gmul};
 
 const SRC: [u8; 16] = SHIFT_ROWS;
+const TERNLOG: bool = false;
 const ADD_K: bool = false;
 
 /// `c · n` for the low nibble `n`, and `c · (n << 4)` for the high nibble.

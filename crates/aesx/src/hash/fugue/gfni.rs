@@ -8,6 +8,7 @@ use core::arch::x86_64::*;
 use super::simd::{IDENT, affine_lin, gmul};
 
 const SRC: [u8; 16] = IDENT;
+const TERNLOG: bool = true;
 const ADD_K: bool = false;
 
 /// The GF2P8AFFINEQB matrix of `v -> c · affine_lin(v)`: byte `7 - i` selects the input bits

@@ -174,14 +174,14 @@ pub(crate) fn from_groups(
 
 /// Instantiates the round machine in the calling module. The caller provides
 /// `fn copies(x: __m128i) -> [__m128i; 3]` (S(x), 4·S(x), 7·S(x) in the byte order `SRC`),
-/// `fn xor3(a, b, c) -> __m128i`, the byte representation the state is kept in while in
+/// `fn xor3(a, b, c) -> __m128i` with `const TERNLOG: bool` (whether it is one instruction), the byte representation the state is kept in while in
 /// registers (`fn to_basis`, `fn from_basis`, and `const fn basis_k` for the constant),
 /// `const SRC: [u8; 16]` and `const ADD_K: bool`, all under the target features `$feat`.
 macro_rules! fugue_rounds {
     ($feat:literal, $backend:ident) => {
         use crate::hash::fugue::simd::{
-            IDX_M0_D1, IDX_M3, IDX_M012, MASK_D0, MASK_D2, MASK_D3, MASK012, MASK123,
-            MixTables, from_groups, load, mix_tables, store, to_groups,
+            IDX_M0_D1, IDX_M3, IDX_M012, MASK_D0, MASK_D2, MASK_D3, MASK012, MASK123, MixTables,
+            from_groups, load, mix_tables, store, to_groups,
         };
         use crate::hash::fugue::{Params, State};
 
@@ -212,13 +212,28 @@ macro_rules! fugue_rounds {
             let t11 = _mm_shuffle_epi8(c, load(&t.t[11]));
             let t12 = _mm_shuffle_epi8(c, load(&t.t[12]));
             // A balanced tree; the last shuffles to issue enter it last.
-            let a0 = xor3(t0, t1, t2);
-            let a1 = xor3(t3, t4, t5);
-            let a2 = xor3(t6, t7, t8);
-            let a3 = xor3(t9, t10, add);
-            let b0 = xor3(a0, a1, a2);
-            let b1 = xor3(a3, t11, t12);
-            _mm_xor_si128(b0, b1)
+            if TERNLOG {
+                let a0 = xor3(t0, t1, t2);
+                let a1 = xor3(t3, t4, t5);
+                let a2 = xor3(t6, t7, t8);
+                let a3 = xor3(t9, t10, add);
+                let b0 = xor3(a0, a1, a2);
+                let b1 = xor3(a3, t11, t12);
+                _mm_xor_si128(b0, b1)
+            } else {
+                let s0 = _mm_xor_si128(t0, t1);
+                let s1 = _mm_xor_si128(t2, t3);
+                let s2 = _mm_xor_si128(t4, t5);
+                let s3 = _mm_xor_si128(t6, t7);
+                let s4 = _mm_xor_si128(t8, t9);
+                let s5 = _mm_xor_si128(t10, add);
+                let u0 = _mm_xor_si128(s0, s1);
+                let u1 = _mm_xor_si128(s2, s3);
+                let u2 = _mm_xor_si128(s4, s5);
+                let v0 = _mm_xor_si128(u0, u1);
+                let v1 = _mm_xor_si128(u2, t11);
+                _mm_xor_si128(v0, _mm_xor_si128(v1, t12))
+            }
         }
 
         /// SMIX of four columns (G2 stage).
@@ -289,7 +304,10 @@ macro_rules! fugue_rounds {
                 Kind::Done => {
                     let mut gb = [[0u8; 16]; 12];
                     let [g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10, g11] = *g;
-                    for (b, v) in gb.iter_mut().zip([g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10, g11]) {
+                    for (b, v) in gb
+                        .iter_mut()
+                        .zip([g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10, g11])
+                    {
                         store(b, from_basis(v));
                     }
                     let mut rb = [0u8; 16];

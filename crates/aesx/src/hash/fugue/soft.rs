@@ -81,13 +81,13 @@ pub(crate) fn smix(c: &mut [u32; 4]) {
     for i in 0..4 {
         // d_i: the row sum without the diagonal element.
         let d = (0..4).filter(|&j| j != i).fold(0u8, |a, j| a ^ u(i, j));
-        for jo in 0..4 {
+        for (jo, col) in out.iter_mut().enumerate() {
             let m = (i + jo) % 4;
             let mut v = mulc(super::N[m][i], d);
             for k in 0..4 {
                 v ^= mulc(super::N[i][k], u(k, m));
             }
-            out[jo] |= (v as u32) << (24 - 8 * i);
+            *col |= (v as u32) << (24 - 8 * i);
         }
     }
     *c = out;
