@@ -283,17 +283,17 @@ fn close(b: FugueBackend, p: &Params, st: &mut State, out: &mut [u8]) {
         #[cfg(target_arch = "x86_64")]
         FugueBackend::Vpaes => {
             vpaes::run(p, st, &[], p.g1);
-            g2(p, st, out, vpaes::smix)
+            vpaes::g2(p, st, out)
         }
         #[cfg(target_arch = "x86_64")]
         FugueBackend::Aesni => {
             aesni::run(p, st, &[], p.g1);
-            g2(p, st, out, aesni::smix)
+            aesni::g2(p, st, out)
         }
         #[cfg(target_arch = "x86_64")]
         FugueBackend::Gfni => {
             gfni::run(p, st, &[], p.g1);
-            g2(p, st, out, gfni::smix)
+            gfni::g2(p, st, out)
         }
         _ => {
             reference_run(p, st, &[], p.g1, soft::smix);
@@ -368,11 +368,9 @@ pub(crate) fn reference_run(
     }
 }
 
-/// The G2 stage and the output.
-fn g2(p: &Params, st: &mut State, out: &mut [u8], smix: fn(&mut [u32; 4])) {
-    let s = p.s;
-    // (columns XORed with S0, rotation) for each step of one iteration.
-    let steps: &[(&[usize], usize)] = match (s, p.k) {
+/// The (columns XORed with S0, right rotation) steps of one G2 iteration.
+pub(crate) fn g2_steps(p: &Params) -> &'static [(&'static [usize], usize)] {
+    match (p.s, p.k) {
         (30, _) => &[(&[4, 15], 15), (&[4, 16], 14)],
         (_, 3) => &[(&[4, 12, 24], 12), (&[4, 13, 24], 12), (&[4, 13, 25], 11)],
         _ => &[
@@ -381,7 +379,22 @@ fn g2(p: &Params, st: &mut State, out: &mut [u8], smix: fn(&mut [u32; 4])) {
             (&[4, 10, 19, 27], 9),
             (&[4, 10, 19, 28], 8),
         ],
-    };
+    }
+}
+
+/// First columns of the four-column groups the digest is read from.
+pub(crate) fn out_groups(p: &Params) -> &'static [usize] {
+    match (p.s, p.k) {
+        (30, _) => &[1, 15],
+        (_, 3) => &[1, 12, 24],
+        _ => &[1, 9, 18, 27],
+    }
+}
+
+/// The G2 stage and the output.
+fn g2(p: &Params, st: &mut State, out: &mut [u8], smix: fn(&mut [u32; 4])) {
+    let s = p.s;
+    let steps = g2_steps(p);
     for _ in 0..13 {
         for (cols, r) in steps {
             for &c in *cols {
@@ -396,13 +409,8 @@ fn g2(p: &Params, st: &mut State, out: &mut [u8], smix: fn(&mut [u32; 4])) {
     for &c in steps[0].0 {
         st[c] ^= st[0];
     }
-    let groups: &[usize] = match s {
-        30 => &[1, 15],
-        _ if p.k == 3 => &[1, 12, 24],
-        _ => &[1, 9, 18, 27],
-    };
     let mut o = 0;
-    for &g in groups {
+    for &g in out_groups(p) {
         for col in &st[g..g + 4] {
             if o < p.n {
                 out[4 * o..4 * o + 4].copy_from_slice(&col.to_be_bytes());

@@ -236,17 +236,51 @@ macro_rules! fugue_rounds {
             }
         }
 
-        /// SMIX of four columns (G2 stage).
+        /// The G2 stage and the output, one column per register (dword 0) so the rotations
+        /// by 8..15 columns are index changes; SMIX gathers its four columns with two levels
+        /// of unpacks.
         #[target_feature(enable = $feat)]
-        fn smix_hw(c: &mut [u32; 4]) {
-            let mut b = [0u8; 16];
-            for j in 0..4 {
-                b[4 * j..4 * j + 4].copy_from_slice(&c[j].to_be_bytes());
+        fn g2_hw(p: &Params, st: &State, out: &mut [u8]) {
+            let s = p.s;
+            let mut c = [_mm_setzero_si128(); 36];
+            for (v, w) in c.iter_mut().zip(&st[..s]) {
+                *v = to_basis(_mm_cvtsi32_si128(i32::from_ne_bytes(w.to_be_bytes())));
             }
-            let v = mix(to_basis(load(&b)), &MIX_N, _mm_setzero_si128());
-            store(&mut b, from_basis(v));
-            for j in 0..4 {
-                c[j] = u32::from_be_bytes(b[4 * j..4 * j + 4].try_into().unwrap());
+            let steps = crate::hash::fugue::g2_steps(p);
+            let mut off = 0;
+            let at = |off: usize, i: usize| (off + i) % s;
+            for _ in 0..13 {
+                for &(cols, r) in steps {
+                    let s0 = c[off];
+                    for &col in cols {
+                        c[at(off, col)] = _mm_xor_si128(c[at(off, col)], s0);
+                    }
+                    off = at(off, s - r);
+                    let x = _mm_unpacklo_epi64(
+                        _mm_unpacklo_epi32(c[off], c[at(off, 1)]),
+                        _mm_unpacklo_epi32(c[at(off, 2)], c[at(off, 3)]),
+                    );
+                    let m = mix(x, &MIX_N, _mm_setzero_si128());
+                    c[off] = m;
+                    c[at(off, 1)] = _mm_shuffle_epi32::<1>(m);
+                    c[at(off, 2)] = _mm_shuffle_epi32::<2>(m);
+                    c[at(off, 3)] = _mm_shuffle_epi32::<3>(m);
+                }
+            }
+            let s0 = c[off];
+            for &col in steps[0].0 {
+                c[at(off, col)] = _mm_xor_si128(c[at(off, col)], s0);
+            }
+            let mut o = 0;
+            for &g in crate::hash::fugue::out_groups(p) {
+                for j in 0..4 {
+                    if o < p.n {
+                        let v = from_basis(c[at(off, g + j)]);
+                        let w = _mm_cvtsi128_si32(v).to_ne_bytes();
+                        out[4 * o..4 * o + 4].copy_from_slice(&w);
+                        o += 1;
+                    }
+                }
             }
         }
 
@@ -435,10 +469,10 @@ macro_rules! fugue_rounds {
             }
         }
 
-        /// SMIX of four columns (for the G2 stage).
-        pub(crate) fn smix(c: &mut [u32; 4]) {
+        /// The G2 stage and the output columns.
+        pub(crate) fn g2(p: &Params, st: &State, out: &mut [u8]) {
             // SAFETY: as in `run`.
-            unsafe { smix_hw(c) }
+            unsafe { g2_hw(p, st, out) }
         }
     };
 }
