@@ -19,7 +19,24 @@
 //!
 //! Every SIMD backend keeps the state in registers, three columns per register, so the ROR3 of
 //! every round is free renaming (the layout of Cagdas Calik's SSE implementation), and computes
-//! the SuperMix as a XOR of 13 byte shuffles of three S-box multiples (S, 4S, 7S).
+//! the SuperMix as a XOR of 13 byte shuffles of three S-box multiples (S, 4S, 7S); the G2 stage
+//! keeps one column per register. [`hash_many`] hashes eight equal-length messages side by
+//! side (GFNI + AVX-512VL), for proof-of-work style workloads.
+//!
+//! Lengths are counted in a 64-bit bit counter (modulo 2^64, as the padding defines); any
+//! number of `update` calls of any size give the digest of their concatenation. A final
+//! partial byte is hashed with [`Fugue::finalize_bits`] (NIST bit order: the message bits are
+//! the most significant bits of the last byte).
+//!
+//! ```
+//! use aesx::hash::fugue::{Fugue, FugueAlg, FugueBackend};
+//! let alg: FugueAlg = "fugue256".parse()?;
+//! let mut h = Fugue::with_backend(alg, FugueBackend::Soft)?; // or Fugue::new(alg)
+//! h.update(b"\xcc");
+//! // ShortMsgKAT, Len = 8, Msg = CC.
+//! assert_eq!(h.finalize()[..4], [0xb8, 0x94, 0xeb, 0x2d]);
+//! # Ok::<(), aesx::Error>(())
+//! ```
 //!
 //! Reference: S. Halevi, W. E. Hall, C. S. Jutla, "The Hash Function Fugue", IBM Research,
 //! 2009 (the SHA-3 round-2 submission document).
@@ -661,16 +678,18 @@ pub fn hash_many_with_backend(
     #[cfg(target_arch = "x86_64")]
     if backend == FugueBackend::Gfni && batch::available() {
         let p = alg.params();
-        while msgs.len() - done >= batch::LANES {
-            let group: &[&[u8]; batch::LANES] = msgs[done..done + batch::LANES]
-                .try_into()
-                .expect("eight messages");
+        // Full groups of eight; a final group of three or more is padded with repeats of its
+        // first message (one eight-lane pass costs about as much as 2.3 single messages).
+        while msgs.len() - done >= 3 {
+            let n = (msgs.len() - done).min(batch::LANES);
+            let group: [&[u8]; batch::LANES] =
+                core::array::from_fn(|m| msgs[done + if m < n { m } else { 0 }]);
             let mut d = [[0u8; 64]; batch::LANES];
-            batch::hash8(p, group, len, &mut d);
-            for (m, dig) in d.iter().enumerate() {
+            batch::hash8(p, &group, len, &mut d);
+            for (m, dig) in d.iter().enumerate().take(n) {
                 out[(done + m) * olen..(done + m + 1) * olen].copy_from_slice(&dig[..olen]);
             }
-            done += batch::LANES;
+            done += n;
         }
     }
     for (i, m) in msgs.iter().enumerate().skip(done) {
