@@ -259,3 +259,20 @@ fn batch_equals_single_message_results() {
     assert!(hash_many(alg, &[&a, &a, &a], &mut out).is_err());
     assert!(hash_many(alg, &[], &mut out).is_ok());
 }
+
+/// A single `update` of more than 512 MiB (where a 32-bit bit counter would wrap) equals the
+/// same message fed in 1 MiB pieces. Slow (about 1.3 GB hashed), so run it on request:
+/// `cargo test --release -p aesx --test fugue -- --ignored`.
+#[test]
+#[ignore]
+fn huge_single_update_equals_pieces() {
+    let msg = vec![0u8; (600 << 20) + 3];
+    let b = FugueBackend::detect();
+    let mut one = Fugue::with_backend(FugueAlg::Fugue256, b).unwrap();
+    one.update(&msg);
+    let mut many = Fugue::with_backend(FugueAlg::Fugue256, b).unwrap();
+    for c in msg.chunks(1 << 20) {
+        many.update(c);
+    }
+    assert_eq!(one.finalize(), many.finalize());
+}
