@@ -70,6 +70,11 @@ const fn basis_k(t: super::simd::MixTables) -> super::simd::MixTables {
     t
 }
 
+#[inline(always)]
+fn word_to_basis(w: i32) -> i32 {
+    w
+}
+
 super::simd::fugue_rounds!("gfni,ssse3,avx2,avx512f,avx512bw,avx512vl", Gfni);
 
 #[cfg(test)]

@@ -175,7 +175,8 @@ pub(crate) fn from_groups(
 /// Instantiates the round machine in the calling module. The caller provides
 /// `fn copies(x: __m128i) -> [__m128i; 3]` (S(x), 4·S(x), 7·S(x) in the byte order `SRC`),
 /// `fn xor3(a, b, c) -> __m128i` with `const TERNLOG: bool` (whether it is one instruction), the byte representation the state is kept in while in
-/// registers (`fn to_basis`, `fn from_basis`, and `const fn basis_k` for the constant),
+/// registers (`fn to_basis`, `fn from_basis`, `fn word_to_basis` for message words, and
+/// `const fn basis_k` for the constant),
 /// `const SRC: [u8; 16]` and `const ADD_K: bool`, all under the target features `$feat`.
 macro_rules! fugue_rounds {
     ($feat:literal, $backend:ident) => {
@@ -348,7 +349,7 @@ macro_rules! fugue_rounds {
                     return false;
                 }
                 Kind::Tix(w) => {
-                    let iv = to_basis(_mm_set1_epi32(w));
+                    let iv = _mm_set1_epi32(word_to_basis(w));
                     let m0 = _mm_shuffle_epi8(rr, load(&IDX_M0_D1));
                     let a = match V {
                         0 => 4,

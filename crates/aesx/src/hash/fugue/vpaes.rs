@@ -218,6 +218,31 @@ fn from_basis(v: __m128i) -> __m128i {
     map(&FROM_T, v)
 }
 
+/// `to_t(1 << j)` for each input bit `j`.
+const T_COLS: [u32; 8] = {
+    let mut c = [0u32; 8];
+    let mut j = 0;
+    while j < 8 {
+        c[j] = to_t(1 << j) as u32;
+        j += 1;
+    }
+    c
+};
+
+/// `to_t` on the four bytes of a message word with scalar shifts, masks and multiplications
+/// (each byte of `(w >> j) & 0x01010101` is 0 or 1, so the product spreads `T_COLS[j]` into
+/// exactly the bytes whose bit `j` is set): constant-time, and off the shuffle ports, which the
+/// rounds keep busy.
+#[inline(always)]
+fn word_to_basis(w: i32) -> i32 {
+    let w = w as u32;
+    let mut acc = 0u32;
+    for (j, &c) in T_COLS.iter().enumerate() {
+        acc ^= ((w >> j) & 0x0101_0101).wrapping_mul(c);
+    }
+    acc as i32
+}
+
 /// The S-box constant's contribution, in the register representation.
 const fn basis_k(mut t: super::simd::MixTables) -> super::simd::MixTables {
     let mut n = 0;
@@ -261,6 +286,15 @@ super::simd::fugue_rounds!("ssse3", Vpaes);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn word_basis_matches_the_byte_map() {
+        for w in [0u32, 1, 0x8040_2010, 0xdead_beef, 0xffff_ffff, 0x0123_4567] {
+            let got = (word_to_basis(w as i32) as u32).to_ne_bytes();
+            let want = w.to_ne_bytes().map(to_t);
+            assert_eq!(got, want, "{w:#x}");
+        }
+    }
 
     #[test]
     fn sbox_multiples_match_the_aes_sbox() {
