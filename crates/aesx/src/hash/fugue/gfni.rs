@@ -1,6 +1,6 @@
 //! GFNI backend: three GF2P8AFFINEINVQB per round give S(x), 4·S(x) and 7·S(x) directly
 //! (the affine matrix of each is the AES affine map followed by multiplication by 4 or 7), so
-//! no multiplication sits on the dependency chain; AVX-512VL lets the XOR tree use
+//! no multiplication sits on the dependency chain; AVX-512VL lets the XOR chain use
 //! three-input VPTERNLOGD. Constant-time: GFNI, shuffles and XORs run in data-independent time.
 
 use core::arch::x86_64::*;
