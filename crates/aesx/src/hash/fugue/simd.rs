@@ -8,9 +8,9 @@
 //! is `XOR_t shuffle(c_t · U, table_t)`: 5 shuffles of `U`, 4 of `4U` and 4 of `7U`, with byte
 //! index 0x80 (PSHUFB "zero") where a byte has fewer terms. The backend computes `U`, `4U`, `7U`
 //! side by side (three independent S-box evaluations, or one S-box and two multiplications),
-//! so a round's dependency chain is one S-box, the shuffles and a XOR chain that keeps pace with them. Any fixed
-//! byte permutation the S-box instruction applies (AESENCLAST's ShiftRows) and the column order
-//! the next round wants are folded into the same tables.
+//! so a round's dependency chain is one S-box, the shuffles and a XOR chain that keeps pace
+//! with them. Any fixed byte permutation the S-box instruction applies (AESENCLAST's
+//! ShiftRows) and the column order the next round wants are folded into the same tables.
 //!
 //! IMPLEMENTATION NOTE (state). The state lives in 10 or 12 registers of three columns each
 //! (dword 3 always zero), so ROR3 is a change of index: the loop is unrolled over one full turn
