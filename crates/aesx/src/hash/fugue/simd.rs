@@ -172,12 +172,12 @@ pub(crate) fn from_groups(
     }
 }
 
-/// Instantiates the round machine in the calling module. The caller provides
-/// `fn copies(x: __m128i) -> [__m128i; 3]` (S(x), 4·S(x), 7·S(x) in the byte order `SRC`),
-/// `fn xor3(a, b, c) -> __m128i` with `const TERNLOG: bool` (whether it is one instruction), the byte representation the state is kept in while in
-/// registers (`fn to_basis`, `fn from_basis`, `fn word_to_basis` for message words, and
-/// `const fn basis_k` for the constant),
-/// `const SRC: [u8; 16]` and `const ADD_K: bool`, all under the target features `$feat`.
+/// Instantiates the round machine in the calling module. The caller provides, all under the
+/// target features `$feat`: `fn copies(x: __m128i) -> [__m128i; 3]` (S(x), 4·S(x), 7·S(x) in
+/// the byte order `const SRC: [u8; 16]`), `const ADD_K: bool` (add the S-box constant after
+/// the SuperMix), `fn xor3(a, b, c)` with `const TERNLOG: bool` (one instruction or two), and
+/// the byte representation the state is kept in while in registers: `fn to_basis`,
+/// `fn from_basis`, `fn word_to_basis` (message words) and `const fn basis_k` (the constant).
 macro_rules! fugue_rounds {
     ($feat:literal, $backend:ident) => {
         use crate::hash::fugue::simd::{
