@@ -20,6 +20,10 @@ pub enum ErrorKind {
     OutputTooSmall,
     /// A backend name was not recognised.
     UnknownBackend,
+    /// A hash algorithm name was not recognised.
+    UnknownAlgorithm,
+    /// A length argument is out of range (e.g. more than 7 trailing bits).
+    InvalidLength,
 }
 
 /// The error type of every fallible `aesx` call.
@@ -61,6 +65,10 @@ impl fmt::Display for Error {
             ErrorKind::UnknownBackend => {
                 "unknown backend name (expected soft, vpaes, aesni, vaes256 or vaes512)"
             }
+            ErrorKind::UnknownAlgorithm => {
+                "unknown hash algorithm (expected fugue224, fugue256, fugue384 or fugue512)"
+            }
+            ErrorKind::InvalidLength => "length out of range",
         })
     }
 }

@@ -36,6 +36,7 @@ extern crate std;
 mod backend;
 pub mod cpu;
 mod error;
+pub mod hash;
 pub mod hazmat;
 pub mod mode;
 #[cfg(feature = "rayon")]

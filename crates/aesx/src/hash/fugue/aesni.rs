@@ -1,0 +1,72 @@
+//! AES-NI backend: S(x) by AESENCLAST with an all-zero round key (its ShiftRows is folded
+//! into the SuperMix shuffle tables), 4·S and 7·S by two 16-entry nibble tables each (PSHUFB).
+//! Constant-time: AESENCLAST, shuffles and XORs run in data-independent time.
+
+use core::arch::x86_64::*;
+
+use super::simd::{SHIFT_ROWS, gmul};
+
+const SRC: [u8; 16] = SHIFT_ROWS;
+const TERNLOG: bool = false;
+const ADD_K: bool = false;
+
+/// `c · n` for the low nibble `n`, and `c · (n << 4)` for the high nibble.
+const fn nibble_tables(c: u8) -> [[u8; 16]; 2] {
+    let mut t = [[0u8; 16]; 2];
+    let mut n = 0;
+    while n < 16 {
+        t[0][n] = gmul(c, n as u8);
+        t[1][n] = gmul(c, (n as u8) << 4);
+        n += 1;
+    }
+    t
+}
+const T4: [[u8; 16]; 2] = nibble_tables(4);
+const T7: [[u8; 16]; 2] = nibble_tables(7);
+
+#[inline]
+#[target_feature(enable = "aes,ssse3")]
+fn copies(x: __m128i) -> [__m128i; 3] {
+    let u = _mm_aesenclast_si128(x, _mm_setzero_si128());
+    let m = _mm_set1_epi8(0x0f);
+    let lo = _mm_and_si128(u, m);
+    let hi = _mm_and_si128(_mm_srli_epi16::<4>(u), m);
+    let u4 = _mm_xor_si128(
+        _mm_shuffle_epi8(load(&T4[0]), lo),
+        _mm_shuffle_epi8(load(&T4[1]), hi),
+    );
+    let u7 = _mm_xor_si128(
+        _mm_shuffle_epi8(load(&T7[0]), lo),
+        _mm_shuffle_epi8(load(&T7[1]), hi),
+    );
+    [u, u4, u7]
+}
+
+#[inline]
+#[target_feature(enable = "aes,ssse3")]
+fn xor3(a: __m128i, b: __m128i, c: __m128i) -> __m128i {
+    _mm_xor_si128(_mm_xor_si128(a, b), c)
+}
+
+#[inline]
+#[target_feature(enable = "aes,ssse3")]
+fn to_basis(v: __m128i) -> __m128i {
+    v
+}
+
+#[inline]
+#[target_feature(enable = "aes,ssse3")]
+fn from_basis(v: __m128i) -> __m128i {
+    v
+}
+
+const fn basis_k(t: super::simd::MixTables) -> super::simd::MixTables {
+    t
+}
+
+#[inline(always)]
+fn word_to_basis(w: i32) -> i32 {
+    w
+}
+
+super::simd::fugue_rounds!("aes,ssse3", Aesni);

@@ -1,0 +1,86 @@
+//! GFNI backend: three GF2P8AFFINEINVQB per round give S(x), 4·S(x) and 7·S(x) directly
+//! (the affine matrix of each is the AES affine map followed by multiplication by 4 or 7), so
+//! no multiplication sits on the dependency chain; AVX-512VL lets the XOR chain use
+//! three-input VPTERNLOGD. Constant-time: GFNI, shuffles and XORs run in data-independent time.
+
+use core::arch::x86_64::*;
+
+use super::simd::{IDENT, affine_lin, gmul};
+
+const SRC: [u8; 16] = IDENT;
+const TERNLOG: bool = true;
+const ADD_K: bool = false;
+
+/// The GF2P8AFFINEQB matrix of `v -> c · affine_lin(v)`: byte `7 - i` selects the input bits
+/// whose parity is output bit `i`.
+const fn matrix(c: u8) -> i64 {
+    let mut m = 0u64;
+    let mut i = 0;
+    while i < 8 {
+        let mut row = 0u8;
+        let mut j = 0;
+        while j < 8 {
+            if gmul(c, affine_lin(1 << j)) >> i & 1 != 0 {
+                row |= 1 << j;
+            }
+            j += 1;
+        }
+        m |= (row as u64) << (8 * (7 - i));
+        i += 1;
+    }
+    m as i64
+}
+
+pub(crate) const A1: i64 = matrix(1);
+pub(crate) const A4: i64 = matrix(4);
+pub(crate) const A7: i64 = matrix(7);
+pub(crate) const C1: i32 = 0x63;
+pub(crate) const C4: i32 = gmul(4, 0x63) as i32;
+pub(crate) const C7: i32 = gmul(7, 0x63) as i32;
+
+#[inline]
+#[target_feature(enable = "gfni,ssse3,avx2,avx512f,avx512bw,avx512vl")]
+fn copies(x: __m128i) -> [__m128i; 3] {
+    [
+        _mm_gf2p8affineinv_epi64_epi8::<C1>(x, _mm_set1_epi64x(A1)),
+        _mm_gf2p8affineinv_epi64_epi8::<C4>(x, _mm_set1_epi64x(A4)),
+        _mm_gf2p8affineinv_epi64_epi8::<C7>(x, _mm_set1_epi64x(A7)),
+    ]
+}
+
+#[inline]
+#[target_feature(enable = "gfni,ssse3,avx2,avx512f,avx512bw,avx512vl")]
+fn xor3(a: __m128i, b: __m128i, c: __m128i) -> __m128i {
+    _mm_ternarylogic_epi32::<0x96>(a, b, c)
+}
+
+#[inline]
+#[target_feature(enable = "gfni,ssse3,avx2,avx512f,avx512bw,avx512vl")]
+fn to_basis(v: __m128i) -> __m128i {
+    v
+}
+
+#[inline]
+#[target_feature(enable = "gfni,ssse3,avx2,avx512f,avx512bw,avx512vl")]
+fn from_basis(v: __m128i) -> __m128i {
+    v
+}
+
+const fn basis_k(t: super::simd::MixTables) -> super::simd::MixTables {
+    t
+}
+
+#[inline(always)]
+fn word_to_basis(w: i32) -> i32 {
+    w
+}
+
+super::simd::fugue_rounds!("gfni,ssse3,avx2,avx512f,avx512bw,avx512vl", Gfni);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn aes_affine_matrix() {
+        assert_eq!(super::A1 as u64, 0xF1E3_C78F_1F3E_7CF8);
+    }
+}

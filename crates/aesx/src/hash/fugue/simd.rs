@@ -1,0 +1,478 @@
+//! Pieces shared by the SIMD backends: the SuperMix shuffle tables (computed at compile time
+//! from the definition of SMIX), and the register-resident round machine (`fugue_rounds!`),
+//! which each backend instantiates with its own S-box and target features.
+//!
+//! IMPLEMENTATION NOTE (SuperMix). SMIX maps the input columns X to
+//! `rotate_rows(N·U ^ Diag(d)·Nᵀ)` with `U = S(X)` and `d_i = XOR_{j != i} U[i][j]`. Every
+//! output byte is a sum of at most 7 terms `c · U[k][m]` with `c ∈ {1, 4, 7}`, so the whole map
+//! is `XOR_t shuffle(c_t · U, table_t)`: 5 shuffles of `U`, 4 of `4U` and 4 of `7U`, with byte
+//! index 0x80 (PSHUFB "zero") where a byte has fewer terms. The backend computes `U`, `4U`, `7U`
+//! side by side (three independent S-box evaluations, or one S-box and two multiplications),
+//! so a round's dependency chain is one S-box, the shuffles and a XOR chain that keeps pace
+//! with them. Any fixed byte permutation the S-box instruction applies (AESENCLAST's
+//! ShiftRows) and the column order the next round wants are folded into the same tables.
+//!
+//! IMPLEMENTATION NOTE (state). The state lives in 10 or 12 registers of three columns each
+//! (dword 3 always zero), so ROR3 is a change of index: the loop is unrolled over one full turn
+//! (10 or 12 rounds) and every index is a compile-time constant. The four columns SMIX wrote
+//! stay in the SMIX output register `r` (in the order S1, S2, S3, S0, which is what the next
+//! round's CMIX + SMIX input needs) and are written into the groups off the critical path.
+
+use core::arch::x86_64::*;
+
+/// GF(2^8) multiplication modulo the AES polynomial (compile-time only).
+pub(crate) const fn gmul(mut a: u8, mut b: u8) -> u8 {
+    let mut p = 0u8;
+    while b != 0 {
+        if b & 1 != 0 {
+            p ^= a;
+        }
+        a = (a << 1) ^ if a & 0x80 != 0 { 0x1b } else { 0 };
+        b >>= 1;
+    }
+    p
+}
+
+/// The linear part of the AES S-box affine map.
+pub(crate) const fn affine_lin(v: u8) -> u8 {
+    v ^ v.rotate_left(1) ^ v.rotate_left(2) ^ v.rotate_left(3) ^ v.rotate_left(4)
+}
+
+/// Byte `q` of the S-box output holds S(x[q]).
+pub(crate) const IDENT: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+/// Byte `q = 4c + r` of AESENCLAST's output holds S(x[4((c + r) % 4) + r]) (ShiftRows).
+pub(crate) const SHIFT_ROWS: [u8; 16] = [0, 5, 10, 15, 4, 9, 14, 3, 8, 13, 2, 7, 12, 1, 6, 11];
+
+/// The SuperMix as 13 shuffles: `t[0..5]` apply to `U`, `t[5..9]` to `4U`, `t[9..13]` to `7U`.
+/// `k` is the result of the same sums on the S-box constant 0x63 alone (for backends whose
+/// S-box output leaves the constant out).
+pub(crate) struct MixTables {
+    pub(crate) t: [[u8; 16]; 13],
+    pub(crate) k: [u8; 16],
+}
+
+/// Builds the tables. `src[q]`: which input byte the S-box output byte `q` is computed from.
+/// `rot`: output column order (S1, S2, S3, S0) instead of (S0, S1, S2, S3).
+pub(crate) const fn mix_tables(src: [u8; 16], rot: bool) -> MixTables {
+    let n = super::N;
+    let mut pos = [0u8; 16]; // pos[input byte] = S-box output byte holding it
+    let mut q = 0;
+    while q < 16 {
+        pos[src[q] as usize] = q as u8;
+        q += 1;
+    }
+    let mut t = [[0x80u8; 16]; 13];
+    let mut k = [0u8; 16];
+    let base = [0usize, 5, 9];
+    let cap = [5usize, 4, 4];
+    let mut p = 0;
+    while p < 16 {
+        let (j, i) = (p / 4, p % 4);
+        let jj = if rot { (j + 1) % 4 } else { j };
+        let m = (i + jj) % 4;
+        // Up to 8 terms (coefficient, source byte in X layout = 4 * column + row).
+        let mut terms = [(0u8, 0usize); 8];
+        let mut nt = 0;
+        let cancel = m != i && n[m][i] == 1;
+        let mut kk = 0;
+        while kk < 4 {
+            if !(cancel && kk == i) {
+                terms[nt] = (n[i][kk], 4 * m + kk);
+                nt += 1;
+            }
+            kk += 1;
+        }
+        let mut jp = 0;
+        while jp < 4 {
+            if jp != i && !(cancel && jp == m) {
+                terms[nt] = (n[m][i], 4 * jp + i);
+                nt += 1;
+            }
+            jp += 1;
+        }
+        let mut used = [0usize; 3];
+        let mut e = 0;
+        while e < nt {
+            let (c, s) = terms[e];
+            let ci = match c {
+                1 => 0,
+                4 => 1,
+                7 => 2,
+                _ => panic!("SuperMix coefficient"),
+            };
+            assert!(used[ci] < cap[ci], "too many terms for the shuffle budget");
+            t[base[ci] + used[ci]][p] = pos[s];
+            used[ci] += 1;
+            k[p] ^= gmul(c, 0x63);
+            e += 1;
+        }
+        p += 1;
+    }
+    MixTables { t, k }
+}
+
+#[inline(always)]
+pub(crate) fn load(b: &[u8; 16]) -> __m128i {
+    // SAFETY: `b` is 16 readable bytes; the load is unaligned; SSE2 is baseline on x86_64.
+    unsafe { _mm_loadu_si128(b.as_ptr().cast()) }
+}
+
+#[inline(always)]
+pub(crate) fn store(b: &mut [u8; 16], v: __m128i) {
+    // SAFETY: `b` is 16 writable bytes; the store is unaligned; SSE2 is baseline on x86_64.
+    unsafe { _mm_storeu_si128(b.as_mut_ptr().cast(), v) }
+}
+
+/// Byte masks and shuffles of the round machine.
+pub(crate) const MASK012: [u8; 16] = [
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0,
+];
+pub(crate) const MASK123: [u8; 16] = [
+    0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+];
+pub(crate) const MASK_D0: [u8; 16] = [0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+pub(crate) const MASK_D2: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
+pub(crate) const MASK_D3: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff];
+const Z: u8 = 0x80;
+/// (r3, r0, r1, 0): the three columns S0..S2 from `r = (S1, S2, S3, S0)`.
+pub(crate) const IDX_M012: [u8; 16] = [12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, Z, Z, Z, Z];
+/// (r2, 0, 0, 0): column S3.
+pub(crate) const IDX_M3: [u8; 16] = [8, 9, 10, 11, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z];
+/// (0, r3, 0, 0): column S0 moved to dword 1.
+pub(crate) const IDX_M0_D1: [u8; 16] = [Z, Z, Z, Z, 12, 13, 14, 15, Z, Z, Z, Z, Z, Z, Z, Z];
+
+/// Converts the canonical state to three-column groups and the `r` register, and back.
+pub(crate) fn to_groups(st: &super::State, ng: usize, g: &mut [[u8; 16]; 12], r: &mut [u8; 16]) {
+    for l in 0..ng {
+        g[l] = [0; 16];
+        for d in 0..3 {
+            g[l][4 * d..4 * d + 4].copy_from_slice(&st[3 * l + d].to_be_bytes());
+        }
+    }
+    for d in 0..4 {
+        r[4 * d..4 * d + 4].copy_from_slice(&st[(d + 1) % 4].to_be_bytes());
+    }
+}
+
+pub(crate) fn from_groups(
+    st: &mut super::State,
+    ng: usize,
+    base: usize,
+    g: &[[u8; 16]; 12],
+    r: &[u8; 16],
+) {
+    for l in 0..ng {
+        let v = &g[(l + base) % ng];
+        for d in 0..3 {
+            st[3 * l + d] = u32::from_be_bytes(v[4 * d..4 * d + 4].try_into().unwrap());
+        }
+    }
+    for d in 0..4 {
+        st[(d + 1) % 4] = u32::from_be_bytes(r[4 * d..4 * d + 4].try_into().unwrap());
+    }
+}
+
+/// Instantiates the round machine in the calling module. The caller provides, all under the
+/// target features `$feat`: `fn copies(x: __m128i) -> [__m128i; 3]` (S(x), 4·S(x), 7·S(x) in
+/// the byte order `const SRC: [u8; 16]`), `const ADD_K: bool` (add the S-box constant after
+/// the SuperMix), `fn xor3(a, b, c)` with `const TERNLOG: bool` (one instruction or two), and
+/// the byte representation the state is kept in while in registers: `fn to_basis`,
+/// `fn from_basis`, `fn word_to_basis` (message words) and `const fn basis_k` (the constant).
+macro_rules! fugue_rounds {
+    ($feat:literal, $backend:ident) => {
+        use crate::hash::fugue::simd::{
+            IDX_M0_D1, IDX_M3, IDX_M012, MASK_D0, MASK_D2, MASK_D3, MASK012, MASK123, MixTables,
+            from_groups, load, mix_tables, store, to_groups,
+        };
+        use crate::hash::fugue::{Params, State};
+
+        const MIX_R: MixTables = basis_k(mix_tables(SRC, true));
+        const MIX_N: MixTables = basis_k(mix_tables(SRC, false));
+
+        /// SMIX of `x` (output columns in the order of `t`), XORed with `add`.
+        #[inline]
+        #[target_feature(enable = $feat)]
+        fn mix(x: __m128i, t: &MixTables, add: __m128i) -> __m128i {
+            let add = if ADD_K {
+                _mm_xor_si128(add, load(&t.k))
+            } else {
+                add
+            };
+            let [a, b, c] = copies(x);
+            let t0 = _mm_shuffle_epi8(a, load(&t.t[0]));
+            let t1 = _mm_shuffle_epi8(a, load(&t.t[1]));
+            let t2 = _mm_shuffle_epi8(a, load(&t.t[2]));
+            let t3 = _mm_shuffle_epi8(a, load(&t.t[3]));
+            let t4 = _mm_shuffle_epi8(a, load(&t.t[4]));
+            let t5 = _mm_shuffle_epi8(b, load(&t.t[5]));
+            let t6 = _mm_shuffle_epi8(b, load(&t.t[6]));
+            let t7 = _mm_shuffle_epi8(b, load(&t.t[7]));
+            let t8 = _mm_shuffle_epi8(b, load(&t.t[8]));
+            let t9 = _mm_shuffle_epi8(c, load(&t.t[9]));
+            let t10 = _mm_shuffle_epi8(c, load(&t.t[10]));
+            let t11 = _mm_shuffle_epi8(c, load(&t.t[11]));
+            let t12 = _mm_shuffle_epi8(c, load(&t.t[12]));
+            // IMPLEMENTATION NOTE: the shuffles leave the two shuffle ports two per cycle, so
+            // the sum is a chain that takes in each pair as it arrives (one XOR level per
+            // pair, as fast as the pairs come) rather than a balanced tree, which would add
+            // one level after the last shuffle. Measured: about 10% faster per round.
+            if TERNLOG {
+                let acc = xor3(t0, t1, add);
+                let acc = xor3(acc, t2, t3);
+                let acc = xor3(acc, t4, t5);
+                let acc = xor3(acc, t6, t7);
+                let acc = xor3(acc, t8, t9);
+                let acc = xor3(acc, t10, t11);
+                _mm_xor_si128(acc, t12)
+            } else {
+                let acc = _mm_xor_si128(_mm_xor_si128(t0, t1), add);
+                let acc = _mm_xor_si128(acc, _mm_xor_si128(t2, t3));
+                let acc = _mm_xor_si128(acc, _mm_xor_si128(t4, t5));
+                let acc = _mm_xor_si128(acc, _mm_xor_si128(t6, t7));
+                let acc = _mm_xor_si128(acc, _mm_xor_si128(t8, t9));
+                let acc = _mm_xor_si128(acc, _mm_xor_si128(t10, t11));
+                _mm_xor_si128(acc, t12)
+            }
+        }
+
+        /// The G2 stage and the output, one column per register (dword 0) so the rotations
+        /// by 8..15 columns are index changes; SMIX gathers its four columns with two levels
+        /// of unpacks.
+        #[target_feature(enable = $feat)]
+        fn g2_hw(p: &Params, st: &State, out: &mut [u8]) {
+            let s = p.s;
+            let mut c = [_mm_setzero_si128(); 36];
+            for (v, w) in c.iter_mut().zip(&st[..s]) {
+                *v = to_basis(_mm_cvtsi32_si128(i32::from_ne_bytes(w.to_be_bytes())));
+            }
+            let steps = crate::hash::fugue::g2_steps(p);
+            let mut off = 0;
+            let at = |off: usize, i: usize| (off + i) % s;
+            for _ in 0..13 {
+                for &(cols, r) in steps {
+                    let s0 = c[off];
+                    for &col in cols {
+                        c[at(off, col)] = _mm_xor_si128(c[at(off, col)], s0);
+                    }
+                    off = at(off, s - r);
+                    let x = _mm_unpacklo_epi64(
+                        _mm_unpacklo_epi32(c[off], c[at(off, 1)]),
+                        _mm_unpacklo_epi32(c[at(off, 2)], c[at(off, 3)]),
+                    );
+                    let m = mix(x, &MIX_N, _mm_setzero_si128());
+                    c[off] = m;
+                    c[at(off, 1)] = _mm_shuffle_epi32::<1>(m);
+                    c[at(off, 2)] = _mm_shuffle_epi32::<2>(m);
+                    c[at(off, 3)] = _mm_shuffle_epi32::<3>(m);
+                }
+            }
+            let s0 = c[off];
+            for &col in steps[0].0 {
+                c[at(off, col)] = _mm_xor_si128(c[at(off, col)], s0);
+            }
+            let mut o = 0;
+            for &g in crate::hash::fugue::out_groups(p) {
+                for j in 0..4 {
+                    if o < p.n {
+                        let v = from_basis(c[at(off, g + j)]);
+                        let w = _mm_cvtsi128_si32(v).to_ne_bytes();
+                        out[4 * o..4 * o + 4].copy_from_slice(&w);
+                        o += 1;
+                    }
+                }
+            }
+        }
+
+        /// Where the next round's input comes from.
+        struct Feed<'a> {
+            words: &'a [u8],
+            /// Rounds left in the current word.
+            rin: usize,
+            k: usize,
+            extra: usize,
+        }
+
+        enum Kind {
+            Plain,
+            Tix(i32),
+            Done,
+        }
+
+        impl Feed<'_> {
+            #[inline(always)]
+            fn next(&mut self) -> Kind {
+                if self.rin > 0 {
+                    self.rin -= 1;
+                    Kind::Plain
+                } else if self.words.len() >= 4 {
+                    let w = i32::from_ne_bytes(self.words[..4].try_into().unwrap());
+                    self.words = &self.words[4..];
+                    self.rin = self.k - 1;
+                    Kind::Tix(w)
+                } else if self.extra > 0 {
+                    self.extra -= 1;
+                    Kind::Plain
+                } else {
+                    Kind::Done
+                }
+            }
+        }
+
+        /// One round (TIX first if it starts a word) at rotation `B`; false when done.
+        #[inline]
+        #[target_feature(enable = $feat)]
+        fn step<const V: u8, const B: usize>(
+            g: &mut [__m128i; 12],
+            r: &mut __m128i,
+            feed: &mut Feed<'_>,
+            st: &mut State,
+        ) -> bool {
+            let ng = if V == 0 { 10 } else { 12 };
+            let p = |l: usize| (l + B) % ng;
+            // `*r` is this round's R = (S1, S2, S3, S0) XOR the group that becomes S0..S2.
+            let y = *r;
+            let mut rr = _mm_xor_si128(y, g[p(0)]);
+            let x;
+            match feed.next() {
+                Kind::Done => {
+                    let mut gb = [[0u8; 16]; 12];
+                    let [g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10, g11] = *g;
+                    for (b, v) in gb
+                        .iter_mut()
+                        .zip([g0, g1, g2, g3, g4, g5, g6, g7, g8, g9, g10, g11])
+                    {
+                        store(b, from_basis(v));
+                    }
+                    let mut rb = [0u8; 16];
+                    store(&mut rb, from_basis(rr));
+                    from_groups(st, ng, (B + 1) % ng, &gb, &rb);
+                    return false;
+                }
+                Kind::Tix(w) => {
+                    let iv = _mm_set1_epi32(word_to_basis(w));
+                    let m0 = _mm_shuffle_epi8(rr, load(&IDX_M0_D1));
+                    let a = match V {
+                        0 => 4,
+                        1 => 6,
+                        _ => 8,
+                    };
+                    g[p(a)] = _mm_xor_si128(g[p(a)], m0);
+                    g[p(3)] = _mm_xor_si128(g[p(3)], _mm_and_si128(iv, load(&MASK_D2)));
+                    let s1 = _mm_and_si128(g[p(if V == 1 { 10 } else { 9 })], load(&MASK_D0));
+                    if V == 1 {
+                        let t = _mm_and_si128(g[p(11)], load(&MASK_D0));
+                        g[p(2)] = _mm_xor_si128(g[p(2)], _mm_slli_si128::<4>(t));
+                    }
+                    if V == 2 {
+                        let t = _mm_and_si128(g[p(10)], load(&MASK_D0));
+                        g[p(2)] = _mm_xor_si128(g[p(2)], _mm_slli_si128::<4>(t));
+                        let t = _mm_and_si128(g[p(11)], load(&MASK_D0));
+                        g[p(3)] = _mm_xor_si128(g[p(3)], _mm_slli_si128::<4>(t));
+                    }
+                    let add = _mm_xor_si128(s1, _mm_and_si128(iv, load(&MASK_D3)));
+                    rr = _mm_xor_si128(_mm_and_si128(rr, load(&MASK012)), add);
+                    // (rr ^ g0) with g0's dword 3 zero: y's dwords 0..2, then `add`.
+                    x = _mm_xor_si128(_mm_and_si128(y, load(&MASK012)), add);
+                }
+                Kind::Plain => x = y,
+            }
+            g[p(1)] = _mm_shuffle_epi8(rr, load(&IDX_M012));
+            g[p(2)] = _mm_or_si128(
+                _mm_and_si128(g[p(2)], load(&MASK123)),
+                _mm_shuffle_epi8(rr, load(&IDX_M3)),
+            );
+            let c = _mm_and_si128(rr, load(&MASK012));
+            g[p(ng / 2)] = _mm_xor_si128(g[p(ng / 2)], c);
+            *r = mix(x, &MIX_R, g[p(ng - 1)]);
+            true
+        }
+
+        #[target_feature(enable = $feat)]
+        fn run_v<const V: u8>(k: usize, st: &mut State, words: &[u8], extra: usize) {
+            let ng = if V == 0 { 10 } else { 12 };
+            let mut gb = [[0u8; 16]; 12];
+            let mut rb = [0u8; 16];
+            to_groups(st, ng, &mut gb, &mut rb);
+            let mut g = [
+                to_basis(load(&gb[0])),
+                to_basis(load(&gb[1])),
+                to_basis(load(&gb[2])),
+                to_basis(load(&gb[3])),
+                to_basis(load(&gb[4])),
+                to_basis(load(&gb[5])),
+                to_basis(load(&gb[6])),
+                to_basis(load(&gb[7])),
+                to_basis(load(&gb[8])),
+                to_basis(load(&gb[9])),
+                to_basis(load(&gb[10])),
+                to_basis(load(&gb[11])),
+            ];
+            let mut r = _mm_xor_si128(to_basis(load(&rb)), g[ng - 1]);
+            let mut feed = Feed {
+                words,
+                rin: 0,
+                k,
+                extra,
+            };
+            loop {
+                if 11 < ng && !step::<V, 11>(&mut g, &mut r, &mut feed, st) {
+                    return;
+                }
+                if 10 < ng && !step::<V, 10>(&mut g, &mut r, &mut feed, st) {
+                    return;
+                }
+                if 9 < ng && !step::<V, 9>(&mut g, &mut r, &mut feed, st) {
+                    return;
+                }
+                if 8 < ng && !step::<V, 8>(&mut g, &mut r, &mut feed, st) {
+                    return;
+                }
+                if 7 < ng && !step::<V, 7>(&mut g, &mut r, &mut feed, st) {
+                    return;
+                }
+                if 6 < ng && !step::<V, 6>(&mut g, &mut r, &mut feed, st) {
+                    return;
+                }
+                if 5 < ng && !step::<V, 5>(&mut g, &mut r, &mut feed, st) {
+                    return;
+                }
+                if 4 < ng && !step::<V, 4>(&mut g, &mut r, &mut feed, st) {
+                    return;
+                }
+                if 3 < ng && !step::<V, 3>(&mut g, &mut r, &mut feed, st) {
+                    return;
+                }
+                if 2 < ng && !step::<V, 2>(&mut g, &mut r, &mut feed, st) {
+                    return;
+                }
+                if 1 < ng && !step::<V, 1>(&mut g, &mut r, &mut feed, st) {
+                    return;
+                }
+                if 0 < ng && !step::<V, 0>(&mut g, &mut r, &mut feed, st) {
+                    return;
+                }
+            }
+        }
+
+        /// Absorbs `words` (whole 4-byte words), then runs `extra` plain rounds.
+        pub(crate) fn run(p: &Params, st: &mut State, words: &[u8], extra: usize) {
+            debug_assert!(super::FugueBackend::$backend.is_available());
+            // SAFETY: reached only through a `Fugue` whose backend availability (the
+            // features enabled on `run_v`) was checked when it was made.
+            unsafe {
+                match (p.s, p.k) {
+                    (30, _) => run_v::<0>(p.k, st, words, extra),
+                    (_, 3) => run_v::<1>(p.k, st, words, extra),
+                    _ => run_v::<2>(p.k, st, words, extra),
+                }
+            }
+        }
+
+        /// The G2 stage and the output columns.
+        pub(crate) fn g2(p: &Params, st: &State, out: &mut [u8]) {
+            // SAFETY: as in `run`.
+            unsafe { g2_hw(p, st, out) }
+        }
+    };
+}
+pub(crate) use fugue_rounds;
