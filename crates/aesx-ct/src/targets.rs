@@ -9,6 +9,7 @@
 //! [`targets`]: a name, what is expected of it, and a function that builds its cases.
 #![forbid(unsafe_code)]
 
+use aesx::hash::{Fugue, FugueAlg, FugueBackend};
 use aesx::{Aes, Backend, Ctr};
 
 use crate::planted::{Leak, LeakyAes};
@@ -111,8 +112,57 @@ pub fn targets() -> Vec<Target> {
         timing: Expect::Leak,
         cases: Box::new(|p| planted_cases(Leak::TableAndBranch, p)),
     });
-    // Fugue joins here: Target { name: "fugue", available: true, taint: Expect::Clean,
-    // timing: Expect::Clean, cases: Box::new(fugue_cases) }.
+    v.extend(FugueBackend::ALL.into_iter().map(|b| Target {
+        name: format!("fugue-{}", b.name()),
+        available: b.is_available(),
+        taint: Expect::Clean,
+        timing: Expect::Clean,
+        cases: Box::new(move |p| fugue_cases(b, p)),
+    }));
+    v
+}
+
+/// Fugue on one backend: every output size over a few secret message lengths (public),
+/// streamed in two pieces, plus the eight-lane `hash_many` batch.
+fn fugue_cases(b: FugueBackend, part: Part) -> Vec<Case> {
+    // Timing: one 64-byte message for two sizes (224 and 384 share code with 256 and 512).
+    let (lens, algs): (&[usize], &[FugueAlg]) = match part {
+        Part::Taint => (&[1, 4, 63, 301], &FugueAlg::ALL),
+        Part::Timing => (&[64], &[FugueAlg::Fugue256, FugueAlg::Fugue512]),
+    };
+    let mut v = Vec::new();
+    for &alg in algs {
+        let olen = alg.output_len();
+        for &len in lens {
+            v.push(Case::new(
+                format!("{alg}-{len}"),
+                len,
+                olen,
+                move |s, out| {
+                    let mut h = Fugue::with_backend(alg, b).map_err(|e| format!("{e}"))?;
+                    let (a, rest) = s.split_at(len / 3);
+                    h.update(a);
+                    h.update(rest);
+                    h.finalize_into(out).map_err(|e| format!("{e}"))
+                },
+            ));
+        }
+        // The eight-lane batch kernel exists only on gfni; elsewhere it is the loop above.
+        if b != FugueBackend::Gfni && part == Part::Timing {
+            continue;
+        }
+        let len = 64;
+        v.push(Case::new(
+            format!("{alg}-many-9x{len}"),
+            9 * len,
+            9 * olen,
+            move |s, out| {
+                let msgs: Vec<&[u8]> = s.chunks_exact(len).collect();
+                aesx::hash::fugue::hash_many_with_backend(alg, b, &msgs, out)
+                    .map_err(|e| format!("{e}"))
+            },
+        ));
+    }
     v
 }
 

@@ -12,7 +12,7 @@ const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
 /// Multiplies each byte by x (mod the AES polynomial).
 #[inline(always)]
 fn xtime(x: u64) -> u64 {
-    ((x & LOW7) << 1) ^ (((x >> 7) & LO) * 0x1b)
+    ((x & LOW7) << 1) ^ ((x >> 7) & LO).wrapping_mul(0x1b)
 }
 
 /// Bytewise GF(2^8) product of two SWAR words, branch-free.
@@ -20,7 +20,7 @@ fn xtime(x: u64) -> u64 {
 fn gmul(mut a: u64, b: u64) -> u64 {
     let mut p = 0;
     for i in 0..8 {
-        p ^= a & (((b >> i) & LO) * 0xff);
+        p ^= a & ((b >> i) & LO).wrapping_mul(0xff);
         a = xtime(a);
     }
     p
