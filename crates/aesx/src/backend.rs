@@ -22,8 +22,6 @@
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod aesni;
-#[cfg(test)]
-extern crate alloc;
 pub(crate) mod soft;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod vaes256;
@@ -46,13 +44,29 @@ const fn vpaes_built() -> bool {
     false
 }
 
+/// The bitsliced and vector-permute schedules are large (~1 KiB); with an allocator they live on
+/// the heap so that `Aes` stays small for the hardware backends, whose key setup is bound by
+/// moving the schedule around. Without `alloc` they are stored inline.
+#[cfg(feature = "alloc")]
+pub(crate) type Big<T> = alloc::boxed::Box<T>;
+#[cfg(not(feature = "alloc"))]
+pub(crate) type Big<T> = T;
+
+#[inline]
+fn big<T>(x: T) -> Big<T> {
+    #[cfg(feature = "alloc")]
+    return alloc::boxed::Box::new(x);
+    #[cfg(not(feature = "alloc"))]
+    x
+}
+
 /// A key schedule in the layout of the backend that made it.
 // Stored inline (no allocation, no_std): the size difference between layouts is by design.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Keys {
-    Soft(soft::Keys),
+    Soft(Big<soft::Keys>),
     #[cfg(target_arch = "x86_64")]
-    Vpaes(vpaes::Keys),
+    Vpaes(Big<vpaes::Keys>),
     /// aesni, vaes256 and vaes512 share this layout.
     #[cfg(target_arch = "x86_64")]
     Hw(aesni::Keys),
@@ -64,13 +78,13 @@ impl Keys {
     pub(crate) fn expand(backend: Backend, key: &[u8]) -> Keys {
         debug_assert!(backend.is_available());
         match backend {
-            Backend::Soft => Keys::Soft(soft::expand(key)),
+            Backend::Soft => Keys::Soft(big(soft::expand(key))),
             #[cfg(target_arch = "x86_64")]
-            Backend::Vpaes => Keys::Vpaes(vpaes::expand(key)),
+            Backend::Vpaes => Keys::Vpaes(big(vpaes::expand(key))),
             #[cfg(target_arch = "x86_64")]
             Backend::Aesni | Backend::Vaes256 | Backend::Vaes512 => Keys::Hw(aesni::expand(key)),
             #[allow(unreachable_patterns)]
-            _ => Keys::Soft(soft::expand(key)),
+            _ => Keys::Soft(big(soft::expand(key))),
         }
     }
 
@@ -80,7 +94,7 @@ impl Keys {
         match backend {
             #[cfg(target_arch = "x86_64")]
             Backend::Aesni | Backend::Vaes256 | Backend::Vaes512 => Keys::Hw(aesni::Keys::ZERO),
-            _ => Keys::Soft(soft::Keys::ZERO),
+            _ => Keys::Soft(big(soft::Keys::ZERO)),
         }
     }
 
@@ -104,15 +118,15 @@ impl Keys {
     pub(crate) fn from_round_keys(backend: Backend, enc: &[[u8; 16]]) -> Keys {
         debug_assert!(backend.is_available() && matches!(enc.len(), 11 | 13 | 15));
         match backend {
-            Backend::Soft => Keys::Soft(soft::from_round_keys(enc)),
+            Backend::Soft => Keys::Soft(big(soft::from_round_keys(enc))),
             #[cfg(target_arch = "x86_64")]
-            Backend::Vpaes => Keys::Vpaes(vpaes::from_round_keys(enc)),
+            Backend::Vpaes => Keys::Vpaes(big(vpaes::from_round_keys(enc))),
             #[cfg(target_arch = "x86_64")]
             Backend::Aesni | Backend::Vaes256 | Backend::Vaes512 => {
                 Keys::Hw(aesni::from_round_keys(enc))
             }
             #[allow(unreachable_patterns)]
-            _ => Keys::Soft(soft::from_round_keys(enc)),
+            _ => Keys::Soft(big(soft::from_round_keys(enc))),
         }
     }
 }
