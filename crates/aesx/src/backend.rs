@@ -64,12 +64,13 @@ fn big<T>(x: T) -> Big<T> {
 // Stored inline (no allocation, no_std): the size difference between layouts is by design.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Keys {
+    /// aesni, vaes256 and vaes512 share this layout. First, so that an all-zero placeholder is
+    /// all-zero bytes (tag 0): built with stores of zero rather than copied from a constant.
+    #[cfg(target_arch = "x86_64")]
+    Hw(aesni::Keys),
     Soft(Big<soft::Keys>),
     #[cfg(target_arch = "x86_64")]
     Vpaes(Big<vpaes::Keys>),
-    /// aesni, vaes256 and vaes512 share this layout.
-    #[cfg(target_arch = "x86_64")]
-    Hw(aesni::Keys),
 }
 
 impl Keys {
