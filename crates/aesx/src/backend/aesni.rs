@@ -458,56 +458,93 @@ fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     store(iv, prev);
 }
 
-/// Byte-reverses a 128-bit lane: little-endian counter <-> big-endian counter block.
-#[inline]
-#[target_feature(enable = "aes,sse4.2")]
-pub(crate) fn bswap_mask() -> __m128i {
-    _mm_setr_epi8(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+// CTR counter blocks without carry logic in the hot loop.
+//
+// IMPLEMENTATION NOTE: the counter block may be secret (SSH derives it from the key exchange),
+// so no branch or memory index may depend on it, yet it must count mod 2^128. Per-vector
+// 128-bit adds (add, unsigned compare, carry into the high half) cost 5-7 vector ops per
+// vector, and those ops compete with AESENC for the same FP pipes. Instead, with batches of
+// `n` blocks (a power of two, 8..=256), split the first counter `c = a0 + r`, `a0 = c & !(n-1)`,
+// `r = c & (n-1)`. Block `k` (0 <= k < n) of batch `j` is
+//   `a + r + k`, a = a0 + j*n, and since 0 <= r + k < 2n:
+//   `= a | u`           if u = r + k < n, or
+//   `= (a + n) | (u - n)` otherwise,
+// where `|` is an OR into the low log2(n) bits that `a` and `a + n` leave zero. In block
+// (big-endian) byte order those bits are the low bits of byte 15, so with
+//   A  = bswap(a) ^ k0                         (per batch)
+//   D' = bswap(a) ^ bswap(a + n) | low bits    (per batch; D is zero in the low bits)
+//   W_k = all-ones if u >= n else zero, with the low bits of byte 15 replaced by u mod n
+//                                                (per call: r is the same in every batch)
+// the whitened AES input of block `k` is `A ^ (D' & W_k)`: in the low bits D' is one, giving
+// k0 ^ (u mod n); elsewhere it picks bswap(a + n) where the block crossed into the next
+// aligned run. The exact 128-bit work is two add/adc pairs per batch on the integer ALUs; the
+// per-block cost is an AND and an XOR (one VPTERNLOGQ per vector with AVX-512).
+
+/// The two 64-bit halves `(low, high)` of the block-order (big-endian) bytes of counter `c`,
+/// as `_mm_set_epi64x(high, low)` wants them.
+#[inline(always)]
+pub(crate) fn ctr_block(c: u128) -> (i64, i64) {
+    (
+        ((c >> 64) as u64).swap_bytes() as i64,
+        (c as u64).swap_bytes() as i64,
+    )
 }
 
-/// Adds `n` (>= 0) to a 128-bit little-endian counter, mod 2^128, without branches.
-///
-/// IMPLEMENTATION NOTE: the counter block may be secret (SSH derives it from the key
-/// exchange), so the carry out of the low 64 bits is computed, never branched on or split at:
-/// an unsigned compare (PCMPGTQ on sign-flipped values; SSE4.2, which every AES-NI CPU has)
-/// finds a wrapped low half and the carry is subtracted as -1 from the high half. Counters of
-/// a batch derive from its base independently, so this adds no serial chain.
-#[inline]
-#[target_feature(enable = "aes,sse4.2")]
-fn add128(v: __m128i, n: i64) -> __m128i {
-    let k = _mm_set_epi64x(0, n);
-    let s = _mm_add_epi64(v, k);
-    let flip = _mm_set1_epi64x(i64::MIN);
-    let carry = _mm_cmpgt_epi64(_mm_xor_si128(k, flip), _mm_xor_si128(s, flip));
-    _mm_sub_epi64(s, _mm_slli_si128::<8>(carry))
+/// `(A, D')` halves for the batch starting at aligned counter `a` (see above); `n` is the
+/// batch size in blocks. `A` is returned without the k0 whitening.
+#[inline(always)]
+pub(crate) fn ctr_batch_words(a: u128, n: u64) -> ((i64, i64), (i64, i64)) {
+    let (lo, hi) = ctr_block(a);
+    let (nlo, nhi) = ctr_block(a.wrapping_add(n as u128));
+    let low_bits = ((n - 1) << 56) as i64;
+    ((lo, hi), (lo ^ nlo, (hi ^ nhi) | low_bits))
+}
+
+/// `(low, high)` halves of `W_k` for `u = r + k` (0 <= u < 2n), batch size `n` blocks.
+#[inline(always)]
+fn ctr_select_word(u: u64, n: u64) -> (i64, i64) {
+    // u >> log2(n) is 0 or 1 (a constant shift once inlined, never a division); negating it gives the all-zeros / all-ones selector.
+    let m = 0u64.wrapping_sub(u >> n.trailing_zeros());
+    let low_bits = (n - 1) << 56;
+    (m as i64, ((m & !low_bits) | ((u << 56) & low_bits)) as i64)
 }
 
 #[target_feature(enable = "aes,sse4.2")]
 fn ctr<const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
+    const N: u64 = LANES as u64;
     let k = keys::<NR>(&rk.enc);
-    let bswap = bswap_mask();
-    // The counter, little-endian 128-bit: low 64 bits in lane 0.
-    let mut c = _mm_set_epi64x((ctr >> 64) as i64, ctr as i64);
+    let r = ctr as u64 & (N - 1);
+    let mut a = ctr & !(N as u128 - 1);
     let mut chunks = buf.chunks_exact_mut(16 * LANES);
-    for ch in &mut chunks {
-        let mut x: [__m128i; LANES] = core::array::from_fn(|i| {
-            _mm_xor_si128(_mm_shuffle_epi8(add128(c, i as i64), bswap), k[0])
+    if chunks.len() > 0 {
+        let w: [__m128i; LANES] = core::array::from_fn(|i| {
+            let (lo, hi) = ctr_select_word(r + i as u64, N);
+            _mm_set_epi64x(hi, lo)
         });
-        c = add128(c, LANES as i64);
-        for r in 1..NR {
-            x = x.map(|v| _mm_aesenc_si128(v, k[r]));
-        }
-        for (i, v) in x.into_iter().enumerate() {
-            // Data XOR folded into the last round: enclast(x, k ^ data).
-            let d = _mm_xor_si128(load_at(ch, i), k[NR]);
-            store_at(ch, i, _mm_aesenclast_si128(v, d));
+        for ch in &mut chunks {
+            let ((lo, hi), (dlo, dhi)) = ctr_batch_words(a, N);
+            let av = _mm_xor_si128(_mm_set_epi64x(hi, lo), k[0]);
+            let dv = _mm_set_epi64x(dhi, dlo);
+            a = a.wrapping_add(N as u128);
+            let mut x: [__m128i; LANES] =
+                core::array::from_fn(|i| _mm_xor_si128(av, _mm_and_si128(dv, w[i])));
+            for r in 1..NR {
+                x = x.map(|v| _mm_aesenc_si128(v, k[r]));
+            }
+            for (i, v) in x.into_iter().enumerate() {
+                // Data XOR folded into the last round: enclast(x, k ^ data).
+                let d = _mm_xor_si128(load_at(ch, i), k[NR]);
+                store_at(ch, i, _mm_aesenclast_si128(v, d));
+            }
         }
     }
+    // Fewer than LANES blocks left: one at a time, the counter added exactly in GPRs.
     let rest = chunks.into_remainder();
+    let c = a.wrapping_add(r as u128);
     for i in 0..rest.len() / 16 {
-        let ks = enc1::<NR>(&k, _mm_shuffle_epi8(c, bswap));
+        let (lo, hi) = ctr_block(c.wrapping_add(i as u128));
+        let ks = enc1::<NR>(&k, _mm_set_epi64x(hi, lo));
         store_at(rest, i, _mm_xor_si128(ks, load_at(rest, i)));
-        c = add128(c, 1);
     }
 }
 

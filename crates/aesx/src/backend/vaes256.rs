@@ -5,7 +5,7 @@
 //! On Zen 4 two ymm VAESENC issue per cycle (latency 4), the same 4 block-rounds per cycle as
 //! one zmm VAESENC, so this backend matches `vaes512` in throughput on CPUs with VAES but
 //! without AVX-512 (Zen 3, Alder Lake). Same techniques as `vaes512`: data XOR folded into the
-//! last round, 64-bit counters in the loop.
+//! last round, exact 128-bit CTR counters at an AND and an XOR per vector.
 //!
 //! Constant time: VAES runs in data-independent time; loop bounds and masks depend only on
 //! lengths.
@@ -234,34 +234,48 @@ fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 // ---------------------------------------------------------------------------------------------
 // CTR
 
-/// Adds `n` to each 128-bit little-endian lane, mod 2^128, without branches (the counter may
-/// be secret; see `vaes512::add128`): an unsigned compare (signed compare of sign-flipped
-/// values) finds the wrapped low halves and the carry is subtracted as -1 from the high half.
+/// Blocks per full batch.
+const BATCH: u64 = (VECS * 2) as u64;
+
+/// Per-call selector words `W_k` (see `aesni` "CTR counter blocks"): vector `i` lane `j` is
+/// block `k = 2i + j` of a batch, `u = r + k`. Vector arithmetic only: `r` is secret.
 #[inline]
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
-fn add128(v: __m256i, n: i64) -> __m256i {
-    let k = _mm256_set_epi64x(0, n, 0, n);
-    let s = _mm256_add_epi64(v, k);
-    let flip = _mm256_set1_epi64x(i64::MIN);
-    let carry = _mm256_cmpgt_epi64(_mm256_xor_si256(k, flip), _mm256_xor_si256(s, flip));
-    _mm256_sub_epi64(s, _mm256_slli_si256::<8>(carry))
+fn ctr_select<const V: usize>(r: u64) -> [__m256i; V] {
+    let r = _mm256_set1_epi64x(r as i64);
+    let low = ((BATCH - 1) << 56) as i64;
+    // The low bits of byte 15 live in the high qword of each 128-bit lane.
+    let low_bits = _mm256_set_epi64x(low, 0, low, 0);
+    core::array::from_fn(|i| {
+        let k = 2 * i as i64;
+        let u = _mm256_add_epi64(r, _mm256_set_epi64x(k + 1, k + 1, k, k));
+        let m = _mm256_sub_epi64(
+            _mm256_setzero_si256(),
+            _mm256_srli_epi64::<{ BATCH.trailing_zeros() as i32 }>(u),
+        );
+        // low_bits ? (u << 56) : m
+        _mm256_or_si256(
+            _mm256_andnot_si256(low_bits, m),
+            _mm256_and_si256(low_bits, _mm256_slli_epi64::<56>(u)),
+        )
+    })
 }
 
 #[inline]
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn ctr_batch<const NR: usize, const V: usize>(
     k: &[__m256i; 15],
-    ctr: &mut __m256i,
+    w: &[__m256i; VECS],
+    a: u128,
     c: &mut [u8],
     masked: bool,
 ) {
-    let bswap = _mm256_broadcastsi128_si256(super::aesni::bswap_mask());
-    let x: [__m256i; V] = core::array::from_fn(|i| {
-        // Lane j of vector i holds counter + 2i + j (little-endian 128-bit).
-        let c = add128(*ctr, 2 * i as i64);
-        _mm256_xor_si256(_mm256_shuffle_epi8(c, bswap), k[0])
-    });
-    *ctr = add128(*ctr, 2 * V as i64);
+    let ((lo, hi), (dlo, dhi)) = super::aesni::ctr_batch_words(a, BATCH);
+    let av = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_set_epi64x(hi, lo)), k[0]);
+    let dv = _mm256_broadcastsi128_si256(_mm_set_epi64x(dhi, dlo));
+    // A ^ (D' & W_i): an AND and an XOR per vector.
+    let x: [__m256i; V] =
+        core::array::from_fn(|i| _mm256_xor_si256(av, _mm256_and_si256(dv, w[i])));
     let x = enc::<NR, V>(k, x);
     for (i, v) in x.into_iter().enumerate() {
         let d = if masked {
@@ -280,25 +294,28 @@ fn ctr_batch<const NR: usize, const V: usize>(
 
 #[inline]
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
-fn ctr_tail<const NR: usize, const V: usize>(k: &[__m256i; 15], ctr: &mut __m256i, c: &mut [u8]) {
-    ctr_batch::<NR, V>(k, ctr, c, true)
+fn ctr_tail<const NR: usize, const V: usize>(
+    k: &[__m256i; 15],
+    w: &[__m256i; VECS],
+    a: u128,
+    c: &mut [u8],
+) {
+    ctr_batch::<NR, V>(k, w, a, c, true)
 }
 
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn ctr<const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
     let k = keys::<NR>(&rk.enc);
-    // Little-endian 128-bit counters, lane j = ctr + j.
-    let d = ctr.wrapping_add(1);
-    let mut c = _mm256_set_epi64x((d >> 64) as i64, d as i64, (ctr >> 64) as i64, ctr as i64);
+    // Batches start at aligned counters `a`; the offset r is the same for all of them.
+    let w = ctr_select::<VECS>(ctr as u64 & (BATCH - 1));
+    let mut a = ctr & !(BATCH as u128 - 1);
     let mut chunks = buf.chunks_exact_mut(VBYTES * VECS);
     for ch in &mut chunks {
-        ctr_batch::<NR, VECS>(&k, &mut c, ch, false);
+        ctr_batch::<NR, VECS>(&k, &w, a, ch, false);
+        a = a.wrapping_add(BATCH as u128);
     }
     let rest = chunks.into_remainder();
-    by_width!(
-        rest.len().div_ceil(VBYTES),
-        ctr_tail::<NR>(&k, &mut c, rest)
-    );
+    by_width!(rest.len().div_ceil(VBYTES), ctr_tail::<NR>(&k, &w, a, rest));
 }
 
 // Safe entry points. One or two blocks (short messages, single-block calls, partial-block

@@ -5,7 +5,8 @@
 //! Zen 4 issues one zmm VAESENC per cycle (4 block-rounds/cycle, the same as two ymm ones), with
 //! latency 4: 8 independent vectors hide the latency with room to spare. Techniques as in the
 //! Linux kernel's aes-ctr-avx-x86_64.S (2025): 8 vectors per iteration and the data XOR folded
-//! into the last round (`vaesenclast(x, k_last ^ data)`), a 64-bit counter in the hot loop.
+//! into the last round (`vaesenclast(x, k_last ^ data)`). CTR counters cost one VPTERNLOGQ
+//! per vector and stay exact mod 2^128 without branches (see `aesni`, "CTR counter blocks").
 //!
 //! Constant time: VAES runs in data-independent time; loop bounds and masks depend only on
 //! lengths.
@@ -236,37 +237,47 @@ fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 // ---------------------------------------------------------------------------------------------
 // CTR
 
-/// Adds `n` to each 128-bit little-endian lane, mod 2^128, without branches.
-///
-/// IMPLEMENTATION NOTE: the counter block may be secret (SSH derives it from the key
-/// exchange), so the carry out of the low 64 bits is computed, never branched on or split at:
-/// an unsigned compare finds the lanes whose low half wrapped and a masked add carries into
-/// their high halves. Each vector's counters derive from the batch base independently, so
-/// this adds no serial chain; the extra ALU ops run beside the AES units.
+/// Blocks per full batch.
+const BATCH: u64 = (VECS * 4) as u64;
+
+/// Per-call selector words `W_k` (see `aesni` "CTR counter blocks"): vector `i` lane `j` is
+/// block `k = 4i + j` of a batch, `u = r + k`. Vector arithmetic only: `r` is secret.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
-fn add128(v: __m512i, n: i64) -> __m512i {
-    let k = _mm512_set_epi64(0, n, 0, n, 0, n, 0, n);
-    let s = _mm512_add_epi64(v, k);
-    let wrapped = _mm512_cmplt_epu64_mask(s, k) & 0x55;
-    _mm512_mask_add_epi64(s, wrapped << 1, s, _mm512_set1_epi64(1))
+fn ctr_select<const V: usize>(r: u64) -> [__m512i; V] {
+    let r = _mm512_set1_epi64(r as i64);
+    let low = ((BATCH - 1) << 56) as i64;
+    // The low bits of byte 15 live in the high qword of each 128-bit lane.
+    let low_bits = _mm512_set_epi64(low, 0, low, 0, low, 0, low, 0);
+    core::array::from_fn(|i| {
+        let k = 4 * i as i64;
+        let u = _mm512_add_epi64(
+            r,
+            _mm512_set_epi64(k + 3, k + 3, k + 2, k + 2, k + 1, k + 1, k, k),
+        );
+        let m = _mm512_sub_epi64(
+            _mm512_setzero_si512(),
+            _mm512_srli_epi64::<{ BATCH.trailing_zeros() }>(u),
+        );
+        // low_bits ? (u << 56) : m
+        _mm512_ternarylogic_epi64::<0xD8>(m, _mm512_slli_epi64::<56>(u), low_bits)
+    })
 }
 
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn ctr_batch<const NR: usize, const V: usize>(
     k: &[__m512i; 15],
-    ctr: &mut __m512i,
+    w: &[__m512i; VECS],
+    a: u128,
     c: &mut [u8],
     masked: bool,
 ) {
-    let bswap = _mm512_broadcast_i32x4(super::aesni::bswap_mask());
-    let x: [__m512i; V] = core::array::from_fn(|i| {
-        // Lane j of vector i holds counter + 4i + j (little-endian 128-bit).
-        let c = add128(*ctr, 4 * i as i64);
-        _mm512_xor_si512(_mm512_shuffle_epi8(c, bswap), k[0])
-    });
-    *ctr = add128(*ctr, 4 * V as i64);
+    let ((lo, hi), (dlo, dhi)) = super::aesni::ctr_batch_words(a, BATCH);
+    let av = _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_set_epi64x(hi, lo)), k[0]);
+    let dv = _mm512_broadcast_i32x4(_mm_set_epi64x(dhi, dlo));
+    // One VPTERNLOGQ per vector: A ^ (D' & W_i).
+    let x: [__m512i; V] = core::array::from_fn(|i| _mm512_ternarylogic_epi64::<0x78>(av, dv, w[i]));
     let x = enc::<NR, V>(k, x);
     for (i, v) in x.into_iter().enumerate() {
         let d = if masked {
@@ -285,29 +296,28 @@ fn ctr_batch<const NR: usize, const V: usize>(
 
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
-fn ctr_tail<const NR: usize, const V: usize>(k: &[__m512i; 15], ctr: &mut __m512i, c: &mut [u8]) {
-    ctr_batch::<NR, V>(k, ctr, c, true)
+fn ctr_tail<const NR: usize, const V: usize>(
+    k: &[__m512i; 15],
+    w: &[__m512i; VECS],
+    a: u128,
+    c: &mut [u8],
+) {
+    ctr_batch::<NR, V>(k, w, a, c, true)
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn ctr<const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
     let k = keys::<NR>(&rk.enc);
-    // Little-endian 128-bit counters, lane j = ctr + j.
-    let l = |d: u128| {
-        let v = ctr.wrapping_add(d);
-        [(v >> 64) as i64, v as i64]
-    };
-    let ([h3, l3], [h2, l2], [h1, l1], [h0, l0]) = (l(3), l(2), l(1), l(0));
-    let mut c = _mm512_set_epi64(h3, l3, h2, l2, h1, l1, h0, l0);
+    // Batches start at aligned counters `a`; the offset r is the same for all of them.
+    let w = ctr_select::<VECS>(ctr as u64 & (BATCH - 1));
+    let mut a = ctr & !(BATCH as u128 - 1);
     let mut chunks = buf.chunks_exact_mut(VBYTES * VECS);
     for ch in &mut chunks {
-        ctr_batch::<NR, VECS>(&k, &mut c, ch, false);
+        ctr_batch::<NR, VECS>(&k, &w, a, ch, false);
+        a = a.wrapping_add(BATCH as u128);
     }
     let rest = chunks.into_remainder();
-    by_width!(
-        rest.len().div_ceil(VBYTES),
-        ctr_tail::<NR>(&k, &mut c, rest)
-    );
+    by_width!(rest.len().div_ceil(VBYTES), ctr_tail::<NR>(&k, &w, a, rest));
 }
 
 // Safe entry points. One or two blocks (short messages, single-block calls, partial-block
