@@ -234,6 +234,15 @@ fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 // ---------------------------------------------------------------------------------------------
 // CTR
 
+/// Round key `r`, re-read from memory at each use in the CTR loop (see `aesni::round_key`):
+/// keeps LLVM from spending registers on all round keys and then serialising the vectors.
+#[inline(always)]
+fn round_key(k: &[__m256i; 15], r: usize) -> __m256i {
+    // SAFETY: `k[r]` is a valid, aligned, initialised vector; volatile only stops LLVM from
+    // hoisting the load out of the loop.
+    unsafe { core::ptr::read_volatile(&k[r]) }
+}
+
 /// Blocks per full batch.
 const BATCH: u64 = (VECS * 2) as u64;
 
@@ -263,12 +272,11 @@ fn ctr_select<const V: usize>(r: u64) -> [__m256i; V] {
 
 #[inline]
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
-fn ctr_batch<const NR: usize, const V: usize>(
+fn ctr_batch<const NR: usize, const V: usize, const MASKED: bool>(
     k: &[__m256i; 15],
     w: &[__m256i; VECS],
     a: u128,
     c: &mut [u8],
-    masked: bool,
 ) {
     let ((lo, hi), (dlo, dhi)) = super::aesni::ctr_batch_words(a, BATCH);
     let av = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_set_epi64x(hi, lo)), k[0]);
@@ -276,15 +284,20 @@ fn ctr_batch<const NR: usize, const V: usize>(
     // A ^ (D' & W_i): an AND and an XOR per vector.
     let x: [__m256i; V] =
         core::array::from_fn(|i| _mm256_xor_si256(av, _mm256_and_si256(dv, w[i])));
-    let x = enc::<NR, V>(k, x);
+    let mut x = x;
+    for r in 1..NR {
+        let kr = round_key(k, r);
+        x = x.map(|v| _mm256_aesenc_epi128(v, kr));
+    }
+    let kl = round_key(k, NR);
     for (i, v) in x.into_iter().enumerate() {
-        let d = if masked {
+        let d = if MASKED {
             load_masked(c, i)
         } else {
             loady(c, i)
         };
-        let out = _mm256_aesenclast_epi128(v, _mm256_xor_si256(k[NR], d));
-        if masked {
+        let out = _mm256_aesenclast_epi128(v, _mm256_xor_si256(kl, d));
+        if MASKED {
             store_masked(c, i, out);
         } else {
             storey(c, i, out);
@@ -300,7 +313,7 @@ fn ctr_tail<const NR: usize, const V: usize>(
     a: u128,
     c: &mut [u8],
 ) {
-    ctr_batch::<NR, V>(k, w, a, c, true)
+    ctr_batch::<NR, V, true>(k, w, a, c)
 }
 
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
@@ -311,7 +324,7 @@ fn ctr<const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
     let mut a = ctr & !(BATCH as u128 - 1);
     let mut chunks = buf.chunks_exact_mut(VBYTES * VECS);
     for ch in &mut chunks {
-        ctr_batch::<NR, VECS>(&k, &w, a, ch, false);
+        ctr_batch::<NR, VECS, false>(&k, &w, a, ch);
         a = a.wrapping_add(BATCH as u128);
     }
     let rest = chunks.into_remainder();

@@ -237,6 +237,15 @@ fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 // ---------------------------------------------------------------------------------------------
 // CTR
 
+/// Round key `r`, re-read from memory at each use in the CTR loop (see `aesni::round_key`):
+/// keeps LLVM from spending registers on all round keys and then serialising the vectors.
+#[inline(always)]
+fn round_key(k: &[__m512i; 15], r: usize) -> __m512i {
+    // SAFETY: `k[r]` is a valid, aligned, initialised vector; volatile only stops LLVM from
+    // hoisting the load out of the loop.
+    unsafe { core::ptr::read_volatile(&k[r]) }
+}
+
 /// Blocks per full batch.
 const BATCH: u64 = (VECS * 4) as u64;
 
@@ -266,27 +275,31 @@ fn ctr_select<const V: usize>(r: u64) -> [__m512i; V] {
 
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
-fn ctr_batch<const NR: usize, const V: usize>(
+fn ctr_batch<const NR: usize, const V: usize, const MASKED: bool>(
     k: &[__m512i; 15],
     w: &[__m512i; VECS],
     a: u128,
     c: &mut [u8],
-    masked: bool,
 ) {
     let ((lo, hi), (dlo, dhi)) = super::aesni::ctr_batch_words(a, BATCH);
     let av = _mm512_xor_si512(_mm512_broadcast_i32x4(_mm_set_epi64x(hi, lo)), k[0]);
     let dv = _mm512_broadcast_i32x4(_mm_set_epi64x(dhi, dlo));
     // One VPTERNLOGQ per vector: A ^ (D' & W_i).
     let x: [__m512i; V] = core::array::from_fn(|i| _mm512_ternarylogic_epi64::<0x78>(av, dv, w[i]));
-    let x = enc::<NR, V>(k, x);
+    let mut x = x;
+    for r in 1..NR {
+        let kr = round_key(k, r);
+        x = x.map(|v| _mm512_aesenc_epi128(v, kr));
+    }
+    let kl = round_key(k, NR);
     for (i, v) in x.into_iter().enumerate() {
-        let d = if masked {
+        let d = if MASKED {
             load_masked(c, i)
         } else {
             loadz(c, i)
         };
-        let out = _mm512_aesenclast_epi128(v, _mm512_xor_si512(k[NR], d));
-        if masked {
+        let out = _mm512_aesenclast_epi128(v, _mm512_xor_si512(kl, d));
+        if MASKED {
             store_masked(c, i, out);
         } else {
             storez(c, i, out);
@@ -302,7 +315,7 @@ fn ctr_tail<const NR: usize, const V: usize>(
     a: u128,
     c: &mut [u8],
 ) {
-    ctr_batch::<NR, V>(k, w, a, c, true)
+    ctr_batch::<NR, V, true>(k, w, a, c)
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
@@ -313,7 +326,7 @@ fn ctr<const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
     let mut a = ctr & !(BATCH as u128 - 1);
     let mut chunks = buf.chunks_exact_mut(VBYTES * VECS);
     for ch in &mut chunks {
-        ctr_batch::<NR, VECS>(&k, &w, a, ch, false);
+        ctr_batch::<NR, VECS, false>(&k, &w, a, ch);
         a = a.wrapping_add(BATCH as u128);
     }
     let rest = chunks.into_remainder();
