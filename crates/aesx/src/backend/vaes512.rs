@@ -237,15 +237,6 @@ fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 // ---------------------------------------------------------------------------------------------
 // CTR
 
-/// Round key `r`, re-read from memory at each use in the CTR loop (see `aesni::round_key`):
-/// keeps LLVM from spending registers on all round keys and then serialising the vectors.
-#[inline(always)]
-fn round_key(k: &[__m512i; 15], r: usize) -> __m512i {
-    // SAFETY: `k[r]` is a valid, aligned, initialised vector; volatile only stops LLVM from
-    // hoisting the load out of the loop.
-    unsafe { core::ptr::read_volatile(&k[r]) }
-}
-
 /// Blocks per full batch.
 const BATCH: u64 = (VECS * 4) as u64;
 
@@ -286,19 +277,16 @@ fn ctr_batch<const NR: usize, const V: usize, const MASKED: bool>(
     let dv = _mm512_broadcast_i32x4(_mm_set_epi64x(dhi, dlo));
     // One VPTERNLOGQ per vector: A ^ (D' & W_i).
     let x: [__m512i; V] = core::array::from_fn(|i| _mm512_ternarylogic_epi64::<0x78>(av, dv, w[i]));
-    let mut x = x;
-    for r in 1..NR {
-        let kr = round_key(k, r);
-        x = x.map(|v| _mm512_aesenc_epi128(v, kr));
-    }
-    let kl = round_key(k, NR);
+    // 32 zmm registers hold all round keys, the selectors and 8 vectors: no need for the
+    // per-round key loads of the ymm/xmm kernels.
+    let x = enc::<NR, V>(k, x);
     for (i, v) in x.into_iter().enumerate() {
         let d = if MASKED {
             load_masked(c, i)
         } else {
             loadz(c, i)
         };
-        let out = _mm512_aesenclast_epi128(v, _mm512_xor_si512(kl, d));
+        let out = _mm512_aesenclast_epi128(v, _mm512_xor_si512(k[NR], d));
         if MASKED {
             store_masked(c, i, out);
         } else {
