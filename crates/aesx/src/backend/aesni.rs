@@ -503,7 +503,8 @@ pub(crate) fn ctr_batch_words(a: u128, n: u64) -> ((i64, i64), (i64, i64)) {
 /// `(low, high)` halves of `W_k` for `u = r + k` (0 <= u < 2n), batch size `n` blocks.
 #[inline(always)]
 fn ctr_select_word(u: u64, n: u64) -> (i64, i64) {
-    // u >> log2(n) is 0 or 1 (a constant shift once inlined, never a division); negating it gives the all-zeros / all-ones selector.
+    // u >> log2(n) is 0 or 1 (a constant shift once inlined, never a division); negated, the
+    // all-zeros / all-ones selector.
     let m = 0u64.wrapping_sub(u >> n.trailing_zeros());
     let low_bits = (n - 1) << 56;
     (m as i64, ((m & !low_bits) | ((u << 56) & low_bits)) as i64)

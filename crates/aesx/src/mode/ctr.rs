@@ -2,8 +2,9 @@
 //! NIST SP 800-38A).
 //!
 //! The counter block may be secret (SSH derives it from the key exchange), so nothing here
-//! branches on it: every backend kernel increments its counters mod 2^128 branch-free (an
-//! unsigned compare and a masked add per vector, off the serial path), and this module never
+//! branches on it: every backend kernel increments its counters mod 2^128 branch-free (the
+//! AES-NI/VAES kernels per batch from an aligned base and a per-call selector, see
+//! `backend::aesni`, "CTR counter blocks"), and this module never
 //! splits a call at a carry. Partial blocks and the buffered keystream live here.
 
 use zeroize::Zeroize;
