@@ -24,10 +24,11 @@ use crate::{Aes, Ctr};
 
 /// Below this many bytes the parallel calls do the work on the calling thread.
 ///
-/// Measured on the 2-vCPU Zen 4 machine (`aesx bench --ops ctr,ctr-mt`, AES-128, vaes512):
-/// waking a worker and joining it costs a few microseconds, as much as ~64-128 KiB of
-/// single-core CTR at ~22 GB/s; from 256 KiB up, two threads win clearly. See the README.
-pub const PAR_THRESHOLD: usize = 256 * 1024;
+/// Measured on the 2-vCPU Zen 4 VM (AES-128, vaes512, one thread vs two, best of 40
+/// interleaved trials, scratch harness): 256 KiB 0.87x (waking and joining a worker costs
+/// more than it saves), 512 KiB 1.17x, 1 MiB 1.45x, 2 MiB 1.41x, 16 MiB 1.86x. 1 MiB keeps a
+/// clear margin on a noisy VM; `aesx bench --ops ctr,ctr-mt` re-measures it (README).
+pub const PAR_THRESHOLD: usize = 1024 * 1024;
 
 /// Each piece handed to a worker is at least this long (and a multiple of 16 bytes), so a
 /// piece costs far more than the hand-off and work stealing can still balance a noisy VM.
