@@ -101,10 +101,9 @@ pub fn parse_size(s: &str) -> Result<usize> {
         Some((i, c)) if c.eq_ignore_ascii_case(&'g') => (&t[..i], 1 << 30),
         _ => (t, 1),
     };
-    let n: usize = num
-        .trim()
-        .parse()
-        .map_err(|_| anyhow::anyhow!("--sizes: '{t}' is not a size; use bytes like 16, 16K or 1M"))?;
+    let n: usize = num.trim().parse().map_err(|_| {
+        anyhow::anyhow!("--sizes: '{t}' is not a size; use bytes like 16, 16K or 1M")
+    })?;
     let n = n
         .checked_mul(mul)
         .filter(|&n| (16..=1 << 30).contains(&n))
@@ -115,7 +114,10 @@ pub fn parse_size(s: &str) -> Result<usize> {
 pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
     let sizes: Vec<usize> = match (&args.sizes, args.quick) {
         (Some(l), _) => {
-            let mut v = l.iter().map(|s| parse_size(s)).collect::<Result<Vec<_>>>()?;
+            let mut v = l
+                .iter()
+                .map(|s| parse_size(s))
+                .collect::<Result<Vec<_>>>()?;
             v.sort_unstable();
             v.dedup();
             v
@@ -149,10 +151,10 @@ pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
         (None, Some(b)) => vec![b],
         (None, None) => Backend::available(),
     };
-    if ops.iter().any(|o| o.needs_blocks()) {
-        if let Some(s) = sizes.iter().find(|s| *s % 16 != 0) {
-            bail!("--sizes: {s} is not a multiple of 16, which ecb/cbc need; pick multiples of 16");
-        }
+    if ops.iter().any(|o| o.needs_blocks())
+        && let Some(s) = sizes.iter().find(|s| *s % 16 != 0)
+    {
+        bail!("--sizes: {s} is not a multiple of 16, which ecb/cbc need; pick multiples of 16");
     }
     let plot_op = Op::parse(&args.plot_op)?;
     if let Some(dir) = &args.out {
@@ -192,7 +194,9 @@ pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
             for &size in &case_sizes {
                 let active: Vec<bool> = rate
                     .iter()
-                    .map(|r| r.is_none_or(|r| r * size as f64 <= settings.max_call.as_nanos() as f64))
+                    .map(|r| {
+                        r.is_none_or(|r| r * size as f64 <= settings.max_call.as_nanos() as f64)
+                    })
                     .collect();
                 for (s, _) in subjects.iter().zip(&active).filter(|(_, a)| !**a) {
                     if !args.json {
@@ -206,7 +210,11 @@ pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
                     }
                 }
                 if chatty {
-                    eprint!("\rbench: {} AES-{bits} {:>10}   ", op.name(), report::size_label(size));
+                    eprint!(
+                        "\rbench: {} AES-{bits} {:>10}   ",
+                        op.name(),
+                        report::size_label(size)
+                    );
                 }
                 let ns = timing::measure(&mut subjects, &active, &mut buf, size, &settings);
                 for (i, (s, ns)) in subjects.iter().zip(ns).enumerate() {

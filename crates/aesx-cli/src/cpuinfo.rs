@@ -11,10 +11,11 @@ use crate::{BackendChoice, available_names};
 pub fn model() -> String {
     if let Ok(text) = std::fs::read_to_string("/proc/cpuinfo") {
         for line in text.lines() {
-            if let Some((k, v)) = line.split_once(':') {
-                if k.trim() == "model name" && !v.trim().is_empty() {
-                    return v.trim().to_string();
-                }
+            if let Some((k, v)) = line.split_once(':')
+                && k.trim() == "model name"
+                && !v.trim().is_empty()
+            {
+                return v.trim().to_string();
             }
         }
     }
@@ -35,7 +36,10 @@ fn brand_string() -> Option<String> {
         }
     }
     let s = String::from_utf8_lossy(&bytes);
-    Some(s.trim_matches(|c: char| c == '\0' || c.is_whitespace()).to_string())
+    Some(
+        s.trim_matches(|c: char| c == '\0' || c.is_whitespace())
+            .to_string(),
+    )
 }
 
 #[cfg(not(target_arch = "x86_64"))]

@@ -61,15 +61,16 @@ pub enum Padding {
 }
 
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("key").required(true).args(["key_hex", "key_file"])))]
 pub struct CryptArgs {
     /// Block cipher mode.
     #[arg(long, value_enum, default_value = "ctr")]
     mode: Mode,
     /// The key as 32, 48 or 64 hex digits (AES-128/192/256).
-    #[arg(long, value_name = "HEX", group = "key", required = true)]
+    #[arg(long, value_name = "HEX")]
     key_hex: Option<String>,
     /// A file holding the key: raw 16/24/32 bytes, or 32/48/64 hex digits.
-    #[arg(long, value_name = "PATH", group = "key", required = true)]
+    #[arg(long, value_name = "PATH")]
     key_file: Option<std::path::PathBuf>,
     /// The IV (cbc) or initial counter block (ctr) as 32 hex digits; not used by ecb.
     #[arg(long, value_name = "HEX")]
@@ -103,7 +104,7 @@ pub enum Direction {
 /// Decodes hex into zeroized bytes without ever echoing the input.
 fn decode_hex(what: &str, text: &str, expect: &str) -> Result<Zeroizing<Vec<u8>>> {
     let text = text.trim();
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         bail!(
             "{what} has an odd number of hex digits ({}); give {expect}",
             text.len()
@@ -145,8 +146,8 @@ fn load_key(args: &mut CryptArgs) -> Result<Zeroizing<Vec<u8>>> {
         .as_ref()
         .ok_or_else(|| anyhow!("give a key with --key-hex or --key-file"))?;
     let shown = path.display();
-    let mut f =
-        File::open(path).map_err(|e| anyhow!("cannot read --key-file {shown}: {e}; check the path"))?;
+    let mut f = File::open(path)
+        .map_err(|e| anyhow!("cannot read --key-file {shown}: {e}; check the path"))?;
     let mut raw = Zeroizing::new(Vec::with_capacity(200));
     // A key file is tiny; read at most a little more than the largest valid form.
     (&mut f)
@@ -288,7 +289,7 @@ impl Engine<'_> {
                 padding,
                 held,
             } => {
-                if buf.len() % 16 != 0 {
+                if !buf.len().is_multiple_of(16) {
                     return Err(unaligned(total, dir));
                 }
                 kind.decrypt(buf);
@@ -379,13 +380,19 @@ pub fn run(mut args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> 
         } else {
             let p = Path::new(&args.src);
             let meta = std::fs::metadata(p).map_err(|e| {
-                anyhow!("cannot read SRC {}: {e}; check the path and permissions", args.src)
+                anyhow!(
+                    "cannot read SRC {}: {e}; check the path and permissions",
+                    args.src
+                )
             })?;
             if meta.is_dir() {
                 bail!("SRC {} is a directory; give a file", args.src);
             }
             let f = File::open(p).map_err(|e| {
-                anyhow!("cannot read SRC {}: {e}; check the path and permissions", args.src)
+                anyhow!(
+                    "cannot read SRC {}: {e}; check the path and permissions",
+                    args.src
+                )
             })?;
             (Box::new(f), meta.is_file().then_some(meta.len()), Some(p))
         };
@@ -405,10 +412,7 @@ pub fn run(mut args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> 
             held: None,
         },
         (Mode::Cbc, Direction::Decrypt) => Engine::Dec {
-            kind: DecKind::Cbc(CbcDecryptor::new(
-                &aes,
-                iv.as_ref().expect("cbc has an IV"),
-            )),
+            kind: DecKind::Cbc(CbcDecryptor::new(&aes, iv.as_ref().expect("cbc has an IV"))),
             padding,
             held: None,
         },

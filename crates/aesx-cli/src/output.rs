@@ -26,7 +26,14 @@ fn lock_pending() -> std::sync::MutexGuard<'static, Option<PathBuf>> {
 /// every error that reaches us), so it is ignored.
 fn install_handler() {
     HANDLER.call_once(|| {
-        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGXFSZ};
+        // Past a file-size limit (ulimit -f) the kernel would kill us with SIGXFSZ, leaving
+        // the temporary file; with a handler installed the write fails with EFBIG instead and
+        // the normal error path cleans up.
+        let _ = signal_hook::flag::register(
+            SIGXFSZ,
+            std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        );
         if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
             std::thread::spawn(move || {
                 if let Some(sig) = signals.forever().next() {
@@ -83,12 +90,12 @@ impl Output {
             return Ok(Output::Stdout(io::stdout()));
         }
         let path = PathBuf::from(dst);
-        if let Some(s) = src {
-            if same_file(s, &path) {
-                return Err(anyhow!(
-                    "SRC and DST are the same file ({dst}); write to another DST, then rename it"
-                ));
-            }
+        if let Some(s) = src
+            && same_file(s, &path)
+        {
+            return Err(anyhow!(
+                "SRC and DST are the same file ({dst}); write to another DST, then rename it"
+            ));
         }
         match fs::metadata(&path) {
             Ok(m) if m.is_dir() => {

@@ -52,7 +52,10 @@ impl Op {
 
     pub fn parse(s: &str) -> Result<Op> {
         let s = s.trim();
-        match Op::ALL.into_iter().find(|o| o.name().eq_ignore_ascii_case(s)) {
+        match Op::ALL
+            .into_iter()
+            .find(|o| o.name().eq_ignore_ascii_case(s))
+        {
             Some(o) => Ok(o),
             None => {
                 let names: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();

@@ -85,8 +85,18 @@ pub fn draw(path: &Path, records: &[Record], op: Op, key_bits: u32) -> Result<()
     let root = BitMapBackend::new(path, (W, H)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let black = RGBColor(0, 0, 0);
-    let title = format!("aesx bench: {} AES-{key_bits}, GB/s by message size", op.name());
-    text(&root, (W as i32 - text_width(&title, 2)) / 2, 12, &title, &black, 2);
+    let title = format!(
+        "aesx bench: {} AES-{key_bits}, GB/s by message size",
+        op.name()
+    );
+    text(
+        &root,
+        (W as i32 - text_width(&title, 2)) / 2,
+        12,
+        &title,
+        &black,
+        2,
+    );
     if rs.is_empty() {
         let msg = format!("no {} AES-{key_bits} results in this run", op.name());
         text(&root, 80, 300, &msg, &black, 2);
@@ -149,7 +159,14 @@ pub fn draw(path: &Path, records: &[Record], op: Op, key_bits: u32) -> Result<()
         .map_err(|e| err(&e))?;
     let (_, bottom) = chart.backend_coord(&(lo, 0.0));
     let xl = "message size (log scale)";
-    text(&root, (W as i32 - text_width(xl, 1)) / 2, bottom + 28, xl, &black, 1);
+    text(
+        &root,
+        (W as i32 - text_width(xl, 1)) / 2,
+        bottom + 28,
+        xl,
+        &black,
+        1,
+    );
     text(&root, 8, 36, "GB/s", &black, 2);
 
     // One line per implementation/backend, legend at the top left of the plot.
@@ -162,7 +179,10 @@ pub fn draw(path: &Path, records: &[Record], op: Op, key_bits: u32) -> Result<()
     let (lx, ly) = chart.backend_coord(&(lo, ymax));
     let widest = labels.iter().map(|l| text_width(l, 1)).max().unwrap_or(0);
     root.draw(&Rectangle::new(
-        [(lx + 8, ly + 6), (lx + 56 + widest, ly + 10 + 18 * labels.len() as i32)],
+        [
+            (lx + 8, ly + 6),
+            (lx + 56 + widest, ly + 10 + 18 * labels.len() as i32),
+        ],
         WHITE.filled(),
     ))
     .map_err(|e| err(&e))?;

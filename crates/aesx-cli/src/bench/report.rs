@@ -13,11 +13,11 @@ use super::{Op, Record};
 pub fn size_label(size: usize) -> String {
     if size == 0 {
         "key".to_string()
-    } else if size >= 1 << 30 && size % (1 << 30) == 0 {
+    } else if size >= 1 << 30 && size.is_multiple_of(1 << 30) {
         format!("{} GiB", size >> 30)
-    } else if size >= 1 << 20 && size % (1 << 20) == 0 {
+    } else if size >= 1 << 20 && size.is_multiple_of(1 << 20) {
         format!("{} MiB", size >> 20)
-    } else if size >= 1 << 10 && size % (1 << 10) == 0 {
+    } else if size >= 1 << 10 && size.is_multiple_of(1 << 10) {
         format!("{} KiB", size >> 10)
     } else {
         format!("{size} B")

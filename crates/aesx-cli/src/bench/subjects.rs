@@ -212,8 +212,12 @@ impl Subject for Openssl {
                 let _ = self.dec.cipher_update_inplace(&mut buf[..size + 16], size);
             }
             Op::Keysetup => {
-                let _ = self.enc.encrypt_init(None, Some(black_box(&self.key)), None);
-                let _ = self.dec.decrypt_init(None, Some(black_box(&self.key)), None);
+                let _ = self
+                    .enc
+                    .encrypt_init(None, Some(black_box(&self.key)), None);
+                let _ = self
+                    .dec
+                    .decrypt_init(None, Some(black_box(&self.key)), None);
             }
             Op::KeysetupVariants => {}
         }
