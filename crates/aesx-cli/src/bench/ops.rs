@@ -1,0 +1,89 @@
+//! The operations `aesx bench` measures. Add an entry here (and its runners in
+//! [`super::subjects`]) to measure a new operation (ctr-mt, fugue-256, ...).
+
+use anyhow::{Result, bail};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Op {
+    Ctr,
+    EcbEnc,
+    EcbDec,
+    CbcEnc,
+    CbcDec,
+    /// Expanding one key (encryption and decryption schedules), in ns per key.
+    Keysetup,
+    /// The AES-NI key-expansion variants of `aesx::hazmat::keysetup`, in ns per key.
+    KeysetupVariants,
+}
+
+impl Op {
+    pub const ALL: [Op; 7] = [
+        Op::Ctr,
+        Op::EcbEnc,
+        Op::EcbDec,
+        Op::CbcEnc,
+        Op::CbcDec,
+        Op::Keysetup,
+        Op::KeysetupVariants,
+    ];
+    /// What a full run measures (keysetup-variants only on request).
+    pub const DEFAULT: [Op; 6] = [
+        Op::Ctr,
+        Op::EcbEnc,
+        Op::EcbDec,
+        Op::CbcEnc,
+        Op::CbcDec,
+        Op::Keysetup,
+    ];
+    /// What `--quick` measures.
+    pub const QUICK: [Op; 4] = [Op::Ctr, Op::EcbEnc, Op::CbcDec, Op::Keysetup];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Ctr => "ctr",
+            Op::EcbEnc => "ecb-enc",
+            Op::EcbDec => "ecb-dec",
+            Op::CbcEnc => "cbc-enc",
+            Op::CbcDec => "cbc-dec",
+            Op::Keysetup => "keysetup",
+            Op::KeysetupVariants => "keysetup-variants",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Op> {
+        let s = s.trim();
+        match Op::ALL
+            .into_iter()
+            .find(|o| o.name().eq_ignore_ascii_case(s))
+        {
+            Some(o) => Ok(o),
+            None => {
+                let names: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
+                bail!("--ops: unknown op '{s}'; use any of {}", names.join(", "))
+            }
+        }
+    }
+
+    /// Timed per key (size 0, ns per key) rather than per byte.
+    pub fn is_keysetup(self) -> bool {
+        matches!(self, Op::Keysetup | Op::KeysetupVariants)
+    }
+
+    /// Needs whole 16-byte blocks.
+    pub fn needs_blocks(self) -> bool {
+        matches!(self, Op::EcbEnc | Op::EcbDec | Op::CbcEnc | Op::CbcDec)
+    }
+
+    /// The code in the PuTTY-AES-NI perf format: 0 encrypt (CBC), 1 decrypt (CBC), 2 sdctr;
+    /// 3 and 4 (ECB encrypt/decrypt) are aesx extensions. Key setup has no line there.
+    pub fn perf_code(self) -> Option<u8> {
+        match self {
+            Op::CbcEnc => Some(0),
+            Op::CbcDec => Some(1),
+            Op::Ctr => Some(2),
+            Op::EcbEnc => Some(3),
+            Op::EcbDec => Some(4),
+            Op::Keysetup | Op::KeysetupVariants => None,
+        }
+    }
+}

@@ -1,0 +1,485 @@
+//! `aesx encrypt` / `aesx decrypt`: streaming, `openssl enc`-compatible file encryption.
+//!
+//! The input is read in fixed chunks (a multiple of 16 bytes, so only the final chunk can hold
+//! a partial block); each chunk is transformed in place by a [`Engine`] and written out.
+//! Memory stays at about two chunks whatever the file size. A later multi-threaded CTR
+//! pipeline slots in behind the same [`Engine::process`] contract (CTR is seekable, so chunk
+//! `i` can be processed at byte offset `i * CHUNK` on any thread).
+
+use std::fs::File;
+use std::io::{self, IsTerminal, Read, Write};
+use std::path::Path;
+
+use aesx::{Aes, Backend, CbcDecryptor, CbcEncryptor, Ctr};
+use anyhow::{Result, anyhow, bail};
+use clap::{Args, ValueEnum};
+use zeroize::Zeroizing;
+
+use crate::output::Output;
+
+/// Bytes per chunk; a multiple of 16.
+const CHUNK: usize = 1 << 20;
+/// Inputs at least this large get a progress bar (when stderr is a terminal).
+const PROGRESS_MIN: u64 = 64 << 20;
+
+pub const AFTER_HELP: &str = "\
+Compatibility: the output is byte-identical to
+  openssl enc -aes-<bits>-<mode> [-d] -K <key hex> -iv <iv hex> [-nopad]
+(the AES size follows from the key length), so files move between the two tools.
+
+Keys: --key-file holds either the raw 16/24/32 key bytes or 32/48/64 hex digits (surrounding
+whitespace ignored). Prefer it to --key-hex, which other users can see in the process list.
+Keys are never printed, and aesx wipes its copies from memory when done.
+
+Padding: cbc and ecb use PKCS#7 by default, like openssl enc; with --padding none the input
+must be a whole number of 16-byte blocks. ctr is a stream mode and is never padded.
+
+Safety: the output is written to a hidden temporary file beside DST (.DST.XXXXXX.aesx-tmp),
+synced, and renamed to DST only when everything succeeded. On any error or on
+SIGINT/SIGTERM/SIGHUP, aesx exits non-zero with one line saying what went wrong, removes the
+temporary file and leaves DST as it was. An existing DST is never replaced unless --force is
+given (then it is replaced atomically, keeping its permissions); new files are created with
+mode 0600. DST = `-` streams to stdout: there, output already written cannot be taken back, so
+check the exit status. Special files (e.g. /dev/null) are written directly.";
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// Counter mode, 128-bit big-endian counter starting at the IV (openssl -aes-*-ctr).
+    Ctr,
+    /// Cipher block chaining (openssl -aes-*-cbc).
+    Cbc,
+    /// Electronic codebook: each block on its own (openssl -aes-*-ecb). Leaks repeated blocks.
+    Ecb,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Padding {
+    /// No padding: input must be whole 16-byte blocks (openssl -nopad).
+    None,
+    /// PKCS#7 (openssl's default for cbc and ecb).
+    Pkcs7,
+}
+
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("key").required(true).args(["key_hex", "key_file"])))]
+pub struct CryptArgs {
+    /// Block cipher mode.
+    #[arg(long, value_enum, default_value = "ctr")]
+    mode: Mode,
+    /// The key as 32, 48 or 64 hex digits (AES-128/192/256).
+    #[arg(long, value_name = "HEX")]
+    key_hex: Option<String>,
+    /// A file holding the key: raw 16/24/32 bytes, or 32/48/64 hex digits.
+    #[arg(long, value_name = "PATH")]
+    key_file: Option<std::path::PathBuf>,
+    /// The IV (cbc) or initial counter block (ctr) as 32 hex digits; not used by ecb.
+    #[arg(long, value_name = "HEX")]
+    iv_hex: Option<String>,
+    /// Padding for cbc/ecb [default: pkcs7].
+    #[arg(long, value_enum)]
+    padding: Option<Padding>,
+    /// Worker threads. Accepted now; processing is single-threaded until multi-threaded CTR lands.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    threads: usize,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Replace an existing DST (atomically, only after the whole run succeeded).
+    #[arg(long, short)]
+    force: bool,
+    /// Input file, or `-` for stdin.
+    #[arg(value_name = "SRC")]
+    src: String,
+    /// Output file, or `-` for stdout.
+    #[arg(value_name = "DST")]
+    dst: String,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Encrypt,
+    Decrypt,
+}
+
+/// Decodes hex into zeroized bytes without ever echoing the input.
+fn decode_hex(what: &str, text: &str, expect: &str) -> Result<Zeroizing<Vec<u8>>> {
+    let text = text.trim();
+    if !text.len().is_multiple_of(2) {
+        bail!(
+            "{what} has an odd number of hex digits ({}); give {expect}",
+            text.len()
+        );
+    }
+    let mut out = Zeroizing::new(vec![0u8; text.len() / 2]);
+    hex::decode_to_slice(text, &mut out).map_err(|e| match e {
+        hex::FromHexError::InvalidHexCharacter { index, .. } => anyhow!(
+            "{what} is not hex (bad character at position {}); give {expect}",
+            index + 1
+        ),
+        _ => anyhow!("{what} is not valid hex; give {expect}"),
+    })?;
+    Ok(out)
+}
+
+const KEY_EXPECT: &str = "32, 48 or 64 hex digits";
+
+fn check_key_len(what: &str, key: &[u8]) -> Result<()> {
+    if !matches!(key.len(), 16 | 24 | 32) {
+        bail!(
+            "{what} gives a {}-byte key; AES needs 16, 24 or 32 bytes ({KEY_EXPECT})",
+            key.len()
+        );
+    }
+    Ok(())
+}
+
+/// Reads the key from `--key-hex` or `--key-file`.
+fn load_key(args: &mut CryptArgs) -> Result<Zeroizing<Vec<u8>>> {
+    if let Some(h) = args.key_hex.take() {
+        let h = Zeroizing::new(h);
+        let key = decode_hex("--key-hex", &h, KEY_EXPECT)?;
+        check_key_len("--key-hex", &key)?;
+        return Ok(key);
+    }
+    let path = args
+        .key_file
+        .as_ref()
+        .ok_or_else(|| anyhow!("give a key with --key-hex or --key-file"))?;
+    let shown = path.display();
+    let mut f = File::open(path)
+        .map_err(|e| anyhow!("cannot read --key-file {shown}: {e}; check the path"))?;
+    let mut raw = Zeroizing::new(Vec::with_capacity(200));
+    // A key file is tiny; read at most a little more than the largest valid form.
+    (&mut f)
+        .take(200)
+        .read_to_end(&mut raw)
+        .map_err(|e| anyhow!("cannot read --key-file {shown}: {e}"))?;
+    let trimmed = raw.trim_ascii();
+    if matches!(trimmed.len(), 32 | 48 | 64) && trimmed.iter().all(u8::is_ascii_hexdigit) {
+        let mut key = Zeroizing::new(vec![0u8; trimmed.len() / 2]);
+        hex::decode_to_slice(trimmed, &mut key)
+            .map_err(|_| anyhow!("--key-file {shown} is not valid hex"))?;
+        return Ok(key);
+    }
+    if matches!(raw.len(), 16 | 24 | 32) {
+        return Ok(Zeroizing::new(raw.to_vec()));
+    }
+    bail!(
+        "--key-file {shown} holds {} bytes; it must hold exactly 16, 24 or 32 raw key bytes, or {KEY_EXPECT}",
+        raw.len()
+    )
+}
+
+fn load_iv(mode: Mode, iv_hex: Option<&str>) -> Result<Option<[u8; 16]>> {
+    match (mode, iv_hex) {
+        (Mode::Ecb, Some(_)) => bail!("ecb uses no IV; drop --iv-hex (or use --mode cbc or ctr)"),
+        (Mode::Ecb, None) => Ok(None),
+        (m, None) => bail!(
+            "--mode {} needs an IV: add --iv-hex with 32 hex digits",
+            mode_name(m)
+        ),
+        (_, Some(h)) => {
+            let v = decode_hex("--iv-hex", h, "32 hex digits (16 bytes)")?;
+            let iv: [u8; 16] = v.as_slice().try_into().map_err(|_| {
+                anyhow!(
+                    "--iv-hex must be 32 hex digits (16 bytes), not {}",
+                    h.trim().len()
+                )
+            })?;
+            Ok(Some(iv))
+        }
+    }
+}
+
+fn mode_name(m: Mode) -> &'static str {
+    match m {
+        Mode::Ctr => "ctr",
+        Mode::Cbc => "cbc",
+        Mode::Ecb => "ecb",
+    }
+}
+
+/// One direction of one mode over a stream of chunks.
+///
+/// Contract: every chunk but the last has a length that is a multiple of 16; `process`
+/// transforms `buf` in place (it may append one padding block or drop the padding, so `buf`
+/// has 16 bytes of spare capacity) and returns the bytes to write.
+enum Engine<'a> {
+    Ctr(Ctr<'a>),
+    EcbEnc(&'a Aes, Padding),
+    CbcEnc(CbcEncryptor<'a>, Padding),
+    /// Block decryption; with PKCS#7 the last 16 decrypted bytes are held back until the end.
+    Dec {
+        kind: DecKind<'a>,
+        padding: Padding,
+        held: Option<Zeroizing<[u8; 16]>>,
+    },
+}
+
+enum DecKind<'a> {
+    Ecb(&'a Aes),
+    Cbc(CbcDecryptor<'a>),
+}
+
+impl DecKind<'_> {
+    fn decrypt(&mut self, buf: &mut [u8]) {
+        match self {
+            DecKind::Ecb(aes) => aes.decrypt_blocks(buf),
+            DecKind::Cbc(d) => d
+                .decrypt_blocks(buf)
+                .expect("the stream loop passes whole blocks"),
+        }
+    }
+}
+
+fn unaligned(total: u64, dir: Direction) -> anyhow::Error {
+    match dir {
+        Direction::Encrypt => anyhow!(
+            "input is {total} bytes, not a multiple of 16; use --padding pkcs7 (the default) or pad the input"
+        ),
+        Direction::Decrypt => anyhow!(
+            "ciphertext is {total} bytes, not a multiple of 16: it is truncated or not cbc/ecb output; check the file and --mode"
+        ),
+    }
+}
+
+const BAD_PAD: &str = "bad decrypt: the PKCS#7 padding is wrong, so the key, IV or mode is wrong or the data is corrupted (use --padding none for unpadded data)";
+
+impl Engine<'_> {
+    /// Processes one chunk. `total` is the input length so far, including this chunk.
+    fn process(
+        &mut self,
+        buf: &mut Vec<u8>,
+        last: bool,
+        total: u64,
+        dir: Direction,
+        out: &mut dyn Write,
+    ) -> Result<()> {
+        match self {
+            Engine::Ctr(c) => {
+                c.apply_keystream(buf);
+                write_all(out, buf)
+            }
+            Engine::EcbEnc(..) | Engine::CbcEnc(..) => {
+                let padding = match self {
+                    Engine::EcbEnc(_, p) | Engine::CbcEnc(_, p) => *p,
+                    _ => unreachable!(),
+                };
+                if last {
+                    let whole = buf.len() / 16 * 16;
+                    match padding {
+                        Padding::Pkcs7 => {
+                            let pad = aesx::pkcs7_pad(&buf[whole..]).expect("tail < 16 bytes");
+                            buf.truncate(whole);
+                            buf.extend_from_slice(&pad);
+                        }
+                        Padding::None if whole != buf.len() => return Err(unaligned(total, dir)),
+                        Padding::None => {}
+                    }
+                }
+                match self {
+                    Engine::EcbEnc(aes, _) => aes.encrypt_blocks(buf),
+                    Engine::CbcEnc(e, _) => e.encrypt_blocks(buf).expect("whole blocks"),
+                    _ => unreachable!(),
+                }
+                write_all(out, buf)
+            }
+            Engine::Dec {
+                kind,
+                padding,
+                held,
+            } => {
+                if !buf.len().is_multiple_of(16) {
+                    return Err(unaligned(total, dir));
+                }
+                kind.decrypt(buf);
+                if *padding == Padding::None {
+                    return write_all(out, buf);
+                }
+                // PKCS#7: the last block is held back until we know it is the last.
+                if last && buf.is_empty() {
+                    // The block held from the previous chunk is the final one.
+                    let Some(h) = held.take() else {
+                        bail!(
+                            "ciphertext is empty; a PKCS#7-padded ciphertext is at least one 16-byte block"
+                        );
+                    };
+                    let n = aesx::pkcs7_unpad(&h[..]).map_err(|_| anyhow!(BAD_PAD))?;
+                    return write_all(out, &h[..n]);
+                }
+                if let Some(h) = held.take() {
+                    write_all(out, &h[..])?;
+                }
+                if last {
+                    let n = aesx::pkcs7_unpad(buf).map_err(|_| anyhow!(BAD_PAD))?;
+                    return write_all(out, &buf[..n]);
+                }
+                let keep = buf.len() - 16;
+                let mut h = Zeroizing::new([0u8; 16]);
+                h.copy_from_slice(&buf[keep..]);
+                *held = Some(h);
+                write_all(out, &buf[..keep])
+            }
+        }
+    }
+}
+
+fn write_all(out: &mut dyn Write, data: &[u8]) -> Result<()> {
+    out.write_all(data).map_err(WriteFailed)?;
+    Ok(())
+}
+
+/// A write error, told apart from other failures so the message can name the output.
+#[derive(Debug)]
+struct WriteFailed(io::Error);
+
+impl std::fmt::Display for WriteFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+impl std::error::Error for WriteFailed {}
+
+/// Fills `buf` (up to its length) from `r`; returns the bytes read (less only at EOF).
+fn fill(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+pub fn run(mut args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> {
+    if args.threads == 0 {
+        bail!("--threads must be at least 1");
+    }
+    let padding = match (args.mode, args.padding) {
+        (Mode::Ctr, Some(Padding::Pkcs7)) => {
+            bail!("ctr is a stream mode and is never padded; drop --padding pkcs7")
+        }
+        (Mode::Ctr, _) => Padding::None,
+        (_, Some(p)) => p,
+        (_, None) => Padding::Pkcs7,
+    };
+    let iv = load_iv(args.mode, args.iv_hex.as_deref())?;
+    let aes = {
+        let key = load_key(&mut args)?;
+        Aes::with_backend(&key, backend).map_err(|e| anyhow!("{e}"))?
+        // `key` is zeroized here.
+    };
+
+    // Input.
+    let (mut reader, size, src_path): (Box<dyn Read>, Option<u64>, Option<&Path>) =
+        if args.src == "-" {
+            (Box::new(io::stdin().lock()), None, None)
+        } else {
+            let p = Path::new(&args.src);
+            let meta = std::fs::metadata(p).map_err(|e| {
+                anyhow!(
+                    "cannot read SRC {}: {e}; check the path and permissions",
+                    args.src
+                )
+            })?;
+            if meta.is_dir() {
+                bail!("SRC {} is a directory; give a file", args.src);
+            }
+            let f = File::open(p).map_err(|e| {
+                anyhow!(
+                    "cannot read SRC {}: {e}; check the path and permissions",
+                    args.src
+                )
+            })?;
+            (Box::new(f), meta.is_file().then_some(meta.len()), Some(p))
+        };
+
+    let mut output = Output::create(&args.dst, src_path, args.force)?;
+
+    let mut engine = match (args.mode, dir) {
+        (Mode::Ctr, _) => Engine::Ctr(Ctr::new(&aes, iv.as_ref().expect("ctr has an IV"))),
+        (Mode::Ecb, Direction::Encrypt) => Engine::EcbEnc(&aes, padding),
+        (Mode::Cbc, Direction::Encrypt) => Engine::CbcEnc(
+            CbcEncryptor::new(&aes, iv.as_ref().expect("cbc has an IV")),
+            padding,
+        ),
+        (Mode::Ecb, Direction::Decrypt) => Engine::Dec {
+            kind: DecKind::Ecb(&aes),
+            padding,
+            held: None,
+        },
+        (Mode::Cbc, Direction::Decrypt) => Engine::Dec {
+            kind: DecKind::Cbc(CbcDecryptor::new(&aes, iv.as_ref().expect("cbc has an IV"))),
+            padding,
+            held: None,
+        },
+    };
+
+    let bar = match size {
+        Some(n) if n >= PROGRESS_MIN && !args.quiet && io::stderr().is_terminal() => {
+            let style = indicatif::ProgressStyle::with_template(
+                "{spinner} [{bar:40}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} eta {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> ");
+            Some(indicatif::ProgressBar::new(n).with_style(style))
+        }
+        _ => None,
+    };
+
+    let result = stream(&mut *reader, &mut output, &mut engine, dir, &args.src, &bar);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    // On error, `output` is dropped here: the temporary file goes, DST stays as it was.
+    result?;
+    output.commit()
+}
+
+/// The read-transform-write loop.
+fn stream(
+    reader: &mut dyn Read,
+    output: &mut Output,
+    engine: &mut Engine<'_>,
+    dir: Direction,
+    src: &str,
+    bar: &Option<indicatif::ProgressBar>,
+) -> Result<()> {
+    // 16 spare bytes for a padding block; zeroized on drop (it holds plaintext).
+    let mut buf = Zeroizing::new(Vec::with_capacity(CHUNK + 16));
+    let mut total: u64 = 0;
+    let what = output.describe();
+    let note = output.untouched_note();
+    loop {
+        buf.resize(CHUNK, 0);
+        let n = fill(reader, &mut buf[..CHUNK]).map_err(|e| {
+            let src = if src == "-" { "stdin" } else { src };
+            anyhow!("cannot read SRC {src}: {e}; check the input{note}")
+        })?;
+        buf.truncate(n);
+        total += n as u64;
+        let last = n < CHUNK;
+        engine
+            .process(&mut buf, last, total, dir, output.writer())
+            .map_err(|e| match e.downcast::<WriteFailed>() {
+                Ok(w) => {
+                    let hint = if w.0.raw_os_error() == Some(28) {
+                        "free some space and retry"
+                    } else {
+                        "check the destination and retry"
+                    };
+                    anyhow!("cannot write to {what}: {}; {hint}{note}", w.0)
+                }
+                Err(e) => e,
+            })?;
+        if let Some(b) = bar {
+            b.inc(n as u64);
+        }
+        if last {
+            return Ok(());
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! `aesx`: encrypt and decrypt files with AES-CTR/CBC/ECB (byte-compatible with `openssl enc`),
+//! report what the CPU offers, and benchmark every backend against OpenSSL and RustCrypto.
+#![forbid(unsafe_code)]
+
+mod bench;
+mod cpuinfo;
+mod crypt;
+mod output;
+
+use std::process::ExitCode;
+
+use aesx::Backend;
+use anyhow::{Result, anyhow};
+use clap::{Parser, Subcommand};
+
+/// Constant-time AES (128/192/256) with run-time backend dispatch.
+#[derive(Parser, Debug)]
+#[command(name = "aesx", version, about, long_about = None)]
+struct Cli {
+    /// Use this backend instead of the fastest one: soft, vpaes, aesni, vaes256 or vaes512.
+    /// Also read from the AESX_BACKEND environment variable (the flag wins). `bench` uses it to
+    /// pick the aesx backend to measure unless --backends is given.
+    #[arg(long, global = true, value_name = "NAME")]
+    backend: Option<String>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Encrypt SRC into DST (`-` = stdin/stdout).
+    #[command(after_long_help = crypt::AFTER_HELP)]
+    Encrypt(crypt::CryptArgs),
+    /// Decrypt SRC into DST (`-` = stdin/stdout).
+    #[command(after_long_help = crypt::AFTER_HELP)]
+    Decrypt(crypt::CryptArgs),
+    /// Show the CPU model, the features that matter for AES, and the backends.
+    Cpu {
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measure aesx (every backend), OpenSSL and RustCrypto in the same run.
+    #[command(after_long_help = bench::AFTER_HELP)]
+    Bench(bench::BenchArgs),
+}
+
+/// Where the backend choice came from, for error messages.
+pub struct BackendChoice {
+    /// `None`: nothing forced, use the fastest.
+    pub forced: Option<Backend>,
+}
+
+impl BackendChoice {
+    /// The backend to run with.
+    pub fn get(&self) -> Backend {
+        self.forced.unwrap_or_else(Backend::detect)
+    }
+}
+
+/// Resolves `--backend` / `AESX_BACKEND` into a backend this CPU can run, or a clear error.
+fn choose_backend(flag: Option<&str>) -> Result<BackendChoice> {
+    let env = std::env::var("AESX_BACKEND")
+        .ok()
+        .filter(|s| !s.trim().is_empty());
+    let (name, source) = match (flag, env.as_deref()) {
+        (Some(f), _) => (f.to_string(), "--backend"),
+        (None, Some(e)) => (e.to_string(), "AESX_BACKEND"),
+        (None, None) => return Ok(BackendChoice { forced: None }),
+    };
+    Ok(BackendChoice {
+        forced: Some(parse_backend(&name, source)?),
+    })
+}
+
+/// Parses one backend name and checks that this CPU runs it.
+pub fn parse_backend(name: &str, source: &str) -> Result<Backend> {
+    let all: Vec<&str> = Backend::ALL.iter().map(|b| b.name()).collect();
+    let b: Backend = name.parse().map_err(|_| {
+        anyhow!(
+            "{source}: unknown backend '{}'; use one of {}",
+            name.trim(),
+            all.join(", ")
+        )
+    })?;
+    if !b.is_available() {
+        return Err(anyhow!(
+            "{source}: backend '{b}' is not available on this CPU; available here: {} (see `aesx cpu`)",
+            available_names().join(", ")
+        ));
+    }
+    Ok(b)
+}
+
+/// Names of the backends this CPU runs, slowest first.
+pub fn available_names() -> Vec<&'static str> {
+    Backend::available().iter().map(|b| b.name()).collect()
+}
+
+fn run(cli: Cli) -> Result<()> {
+    let choice = choose_backend(cli.backend.as_deref())?;
+    match cli.command {
+        Command::Encrypt(a) => crypt::run(a, crypt::Direction::Encrypt, choice.get()),
+        Command::Decrypt(a) => crypt::run(a, crypt::Direction::Decrypt, choice.get()),
+        Command::Cpu { json } => cpuinfo::run(json, &choice),
+        Command::Bench(a) => bench::run(a, &choice),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One line: the context chain joined with ": ".
+            eprintln!("aesx: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,806 @@
+//! End-to-end tests of the `aesx` binary: round trips, byte compatibility with `openssl enc`,
+//! every refused input, signals, bounded memory, `cpu` and `bench` output.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use aesx::Backend;
+
+const KEY128: &str = "000102030405060708090a0b0c0d0e0f";
+const KEY192: &str = "000102030405060708090a0b0c0d0e0f1011121314151617";
+const KEY256: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+const IV: &str = "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
+fn aesx() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_aesx"));
+    c.env_remove("AESX_BACKEND");
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    aesx().args(args).output().expect("run aesx")
+}
+
+fn data(n: usize, seed: u8) -> Vec<u8> {
+    (0..n)
+        .map(|i| {
+            (i as u32)
+                .wrapping_mul(2_654_435_761)
+                .rotate_left(seed as u32 % 31) as u8
+                ^ seed
+        })
+        .collect()
+}
+
+fn crypt_args<'a>(mode: &'a str, key: &'a str) -> Vec<&'a str> {
+    let mut v = vec!["--mode", mode, "--key-hex", key];
+    if mode != "ecb" {
+        v.extend(["--iv-hex", IV]);
+    }
+    v
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// Files in `dir` other than the ones named.
+fn leftovers(dir: &Path, keep: &[&str]) -> Vec<String> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !keep.contains(&n.as_str()))
+        .collect()
+}
+
+fn expected_len(mode: &str, padded: bool, n: usize) -> usize {
+    if mode == "ctr" || !padded {
+        n
+    } else {
+        n / 16 * 16 + 16
+    }
+}
+
+#[test]
+fn round_trips_every_mode_key_size_and_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (pp, cc, qq) = (d.join("p"), d.join("c"), d.join("q"));
+    for b in Backend::available() {
+        // soft is slow: keep its messages short; the fast backends also cross chunk edges.
+        let lens: &[usize] = if b == Backend::Soft {
+            &[0, 1, 15, 16, 17, 100]
+        } else {
+            &[
+                0,
+                1,
+                15,
+                16,
+                17,
+                4099,
+                (1 << 20) - 1,
+                1 << 20,
+                (2 << 20) + 33,
+            ]
+        };
+        for mode in ["ctr", "cbc", "ecb"] {
+            for key in [KEY128, KEY192, KEY256] {
+                for &n in lens {
+                    let plain = data(n, n as u8);
+                    fs::write(d.join("p"), &plain).unwrap();
+                    let _ = fs::remove_file(d.join("c"));
+                    let _ = fs::remove_file(d.join("q"));
+                    let mut a = vec!["--backend", b.name(), "encrypt"];
+                    a.extend(crypt_args(mode, key));
+                    a.extend([p(&pp), p(&cc)]);
+                    let o = run(&a);
+                    assert!(o.status.success(), "{b} {mode} {n}: {:?}", o);
+                    let c = fs::read(d.join("c")).unwrap();
+                    assert_eq!(c.len(), expected_len(mode, true, n), "{b} {mode} {n}");
+                    if n >= 16 {
+                        assert_ne!(&c[..16], &plain[..16], "{b} {mode} {n} not encrypted");
+                    }
+                    let mut a = vec!["--backend", b.name(), "decrypt"];
+                    a.extend(crypt_args(mode, key));
+                    a.extend([p(&cc), p(&qq)]);
+                    let o = run(&a);
+                    assert!(o.status.success(), "{b} {mode} {n}: {:?}", o);
+                    assert!(fs::read(d.join("q")).unwrap() == plain, "{b} {mode} {n}");
+                }
+            }
+        }
+    }
+    assert!(leftovers(d, &["p", "c", "q"]).is_empty());
+}
+
+#[test]
+fn stdin_stdout_and_key_file_forms_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (pp, cc) = (d.join("p"), d.join("c"));
+    let plain = data(50_000, 3);
+    fs::write(d.join("p"), &plain).unwrap();
+    let mut a = vec!["encrypt"];
+    a.extend(crypt_args("cbc", KEY256));
+    a.extend([p(&pp), p(&cc)]);
+    assert!(run(&a).status.success());
+    let want = fs::read(d.join("c")).unwrap();
+
+    // Raw key bytes and hex text (with a newline) in a key file.
+    fs::write(d.join("k.bin"), hex::decode(KEY256).unwrap()).unwrap();
+    fs::write(d.join("k.hex"), format!("{KEY256}\n")).unwrap();
+    for kf in ["k.bin", "k.hex"] {
+        let mut child = aesx()
+            .args(["encrypt", "--mode", "cbc", "--key-file"])
+            .arg(d.join(kf))
+            .args(["--iv-hex", IV, "-", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let feed = plain.clone();
+        let t = std::thread::spawn(move || stdin.write_all(&feed).unwrap());
+        let o = child.wait_with_output().unwrap();
+        t.join().unwrap();
+        assert!(o.status.success(), "{kf}: {o:?}");
+        assert!(o.stdout == want, "{kf}");
+    }
+}
+
+fn have_openssl() -> bool {
+    Command::new("openssl")
+        .arg("version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+#[test]
+fn byte_compatible_with_openssl_enc() {
+    if !have_openssl() {
+        println!(
+            "NOTE: `openssl` binary not installed; skipping the openssl enc compatibility test"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (pp, cc) = (d.join("p"), d.join("c"));
+    for (key, bits) in [(KEY128, 128), (KEY192, 192), (KEY256, 256)] {
+        for mode in ["ctr", "cbc", "ecb"] {
+            for padded in [true, false] {
+                if mode == "ctr" && !padded {
+                    continue;
+                }
+                for n in [0usize, 1, 16, 33, 4096, (1 << 20) + 3] {
+                    if !padded && n % 16 != 0 {
+                        continue;
+                    }
+                    let plain = data(n, 9);
+                    fs::write(d.join("p"), &plain).unwrap();
+                    for f in ["c", "o", "q"] {
+                        let _ = fs::remove_file(d.join(f));
+                    }
+                    let mut a = vec!["encrypt"];
+                    a.extend(crypt_args(mode, key));
+                    if !padded {
+                        a.extend(["--padding", "none"]);
+                    }
+                    a.extend([p(&pp), p(&cc)]);
+                    let o = run(&a);
+                    assert!(o.status.success(), "{o:?}");
+
+                    let mut ossl = Command::new("openssl");
+                    ossl.args(["enc", &format!("-aes-{bits}-{mode}"), "-K", key]);
+                    if mode != "ecb" {
+                        ossl.args(["-iv", IV]);
+                    }
+                    if !padded {
+                        ossl.arg("-nopad");
+                    }
+                    let mut dec = Command::new("openssl");
+                    dec.args(ossl.get_args().collect::<Vec<_>>()).arg("-d");
+                    let o = ossl
+                        .arg("-in")
+                        .arg(d.join("p"))
+                        .arg("-out")
+                        .arg(d.join("o"))
+                        .output()
+                        .unwrap();
+                    assert!(o.status.success(), "openssl enc failed: {o:?}");
+                    let ours = fs::read(d.join("c")).unwrap();
+                    let theirs = fs::read(d.join("o")).unwrap();
+                    assert!(ours == theirs, "aes-{bits}-{mode} pad={padded} n={n}");
+
+                    // And openssl decrypts ours.
+                    let o = dec
+                        .arg("-in")
+                        .arg(d.join("c"))
+                        .arg("-out")
+                        .arg(d.join("q"))
+                        .output()
+                        .unwrap();
+                    assert!(o.status.success(), "openssl -d failed: {o:?}");
+                    assert!(fs::read(d.join("q")).unwrap() == plain);
+                }
+            }
+        }
+    }
+}
+
+/// Runs a failing command and checks: non-zero exit, one line on stderr containing `needle`,
+/// no key material in it, DST in its original state, no temporary files left.
+fn expect_failure(
+    args: &[&str],
+    dir: &Path,
+    dst: &Path,
+    dst_before: Option<&[u8]>,
+    keep: &[&str],
+    needle: &str,
+) {
+    let o = run(args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{args:?} succeeded");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: not one line: {err}"
+    );
+    assert!(
+        err.to_lowercase().contains(&needle.to_lowercase()),
+        "{args:?}: {err:?} lacks {needle:?}"
+    );
+    for k in [KEY128, KEY192, KEY256] {
+        assert!(!err.contains(k), "{args:?}: key printed");
+    }
+    match dst_before {
+        Some(b) => assert!(fs::read(dst).unwrap() == b, "{args:?}: DST clobbered"),
+        None => assert!(!dst.exists(), "{args:?}: partial DST left"),
+    }
+    assert!(
+        leftovers(dir, keep).is_empty(),
+        "{args:?}: left {:?}",
+        leftovers(dir, keep)
+    );
+}
+
+#[test]
+fn bad_inputs_fail_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = d.join("src");
+    let dst = d.join("dst");
+    fs::write(&src, data(1000, 1)).unwrap();
+    fs::write(d.join("aligned"), data(64, 2)).unwrap();
+    fs::write(d.join("odd"), data(17, 2)).unwrap();
+    fs::write(d.join("key.short"), [7u8; 20]).unwrap();
+    let keep = ["src", "aligned", "odd", "key.short", "ct", "old"];
+    let (s, t) = (p(&src), p(&dst));
+    let fail = |args: &[&str], needle: &str| expect_failure(args, d, &dst, None, &keep, needle);
+
+    fail(
+        &["encrypt", "--key-hex", "0011", "--iv-hex", IV, s, t],
+        "16, 24 or 32 bytes",
+    );
+    fail(
+        &[
+            "encrypt",
+            "--key-hex",
+            &KEY128.replace('0', "g"),
+            "--iv-hex",
+            IV,
+            s,
+            t,
+        ],
+        "not hex",
+    );
+    fail(
+        &["encrypt", "--key-hex", &KEY128[1..], "--iv-hex", IV, s, t],
+        "odd number",
+    );
+    fail(
+        &[
+            "encrypt",
+            "--key-file",
+            p(&d.join("key.short")),
+            "--iv-hex",
+            IV,
+            s,
+            t,
+        ],
+        "20 bytes",
+    );
+    fail(
+        &[
+            "encrypt",
+            "--key-file",
+            p(&d.join("nokey")),
+            "--iv-hex",
+            IV,
+            s,
+            t,
+        ],
+        "cannot read --key-file",
+    );
+    fail(
+        &["encrypt", "--key-hex", KEY128, "--iv-hex", &IV[..30], s, t],
+        "32 hex digits",
+    );
+    fail(
+        &[
+            "encrypt",
+            "--key-hex",
+            KEY128,
+            "--iv-hex",
+            &IV.replace('f', "x"),
+            s,
+            t,
+        ],
+        "not hex",
+    );
+    fail(&["encrypt", "--key-hex", KEY128, s, t], "needs an IV");
+    fail(
+        &[
+            "encrypt",
+            "--mode",
+            "ecb",
+            "--key-hex",
+            KEY128,
+            "--iv-hex",
+            IV,
+            s,
+            t,
+        ],
+        "ecb uses no IV",
+    );
+    fail(
+        &[
+            "encrypt",
+            "--mode",
+            "ctr",
+            "--padding",
+            "pkcs7",
+            "--key-hex",
+            KEY128,
+            "--iv-hex",
+            IV,
+            s,
+            t,
+        ],
+        "never padded",
+    );
+    fail(
+        &[
+            "encrypt",
+            "--mode",
+            "cbc",
+            "--padding",
+            "none",
+            "--key-hex",
+            KEY128,
+            "--iv-hex",
+            IV,
+            p(&d.join("odd")),
+            t,
+        ],
+        "not a multiple of 16",
+    );
+    fail(
+        &[
+            "decrypt",
+            "--mode",
+            "cbc",
+            "--key-hex",
+            KEY128,
+            "--iv-hex",
+            IV,
+            p(&d.join("odd")),
+            t,
+        ],
+        "not a multiple of 16",
+    );
+    fail(
+        &[
+            "decrypt",
+            "--mode",
+            "ecb",
+            "--padding",
+            "none",
+            "--key-hex",
+            KEY128,
+            p(&d.join("odd")),
+            t,
+        ],
+        "not a multiple of 16",
+    );
+    fail(
+        &[
+            "encrypt",
+            "--key-hex",
+            KEY128,
+            "--iv-hex",
+            IV,
+            p(&d.join("missing")),
+            t,
+        ],
+        "cannot read SRC",
+    );
+    fail(
+        &["encrypt", "--key-hex", KEY128, "--iv-hex", IV, p(d), t],
+        "directory",
+    );
+    fail(
+        &[
+            "--backend",
+            "nope",
+            "encrypt",
+            "--key-hex",
+            KEY128,
+            "--iv-hex",
+            IV,
+            s,
+            t,
+        ],
+        "unknown backend",
+    );
+    fail(
+        &[
+            "encrypt",
+            "--threads",
+            "0",
+            "--key-hex",
+            KEY128,
+            "--iv-hex",
+            IV,
+            s,
+            t,
+        ],
+        "--threads",
+    );
+
+    // Bad padding: a ciphertext decrypted with the wrong key (the partial DST must go).
+    let ct = d.join("ct");
+    let o = run(&[
+        "encrypt",
+        "--mode",
+        "cbc",
+        "--key-hex",
+        KEY128,
+        "--iv-hex",
+        IV,
+        s,
+        p(&ct),
+    ]);
+    assert!(o.status.success());
+    let wrong = KEY128.replace("0f", "ff");
+    fail(
+        &[
+            "decrypt",
+            "--mode",
+            "cbc",
+            "--key-hex",
+            &wrong,
+            "--iv-hex",
+            IV,
+            p(&ct),
+            t,
+        ],
+        "bad decrypt",
+    );
+    // Bad padding in a multi-chunk ciphertext, detected only at the very end.
+    let big = d.join("aligned");
+    fs::write(&big, data((3 << 20) + 32, 5)).unwrap();
+    fail(
+        &["decrypt", "--mode", "ecb", "--key-hex", KEY128, p(&big), t],
+        "bad decrypt",
+    );
+
+    // DST = SRC, directly and through a hard link; DST exists without --force.
+    let before = fs::read(&src).unwrap();
+    expect_failure(
+        &["encrypt", "--key-hex", KEY128, "--iv-hex", IV, s, s],
+        d,
+        &src,
+        Some(&before),
+        &keep,
+        "same file",
+    );
+    fs::hard_link(&src, d.join("old")).unwrap();
+    expect_failure(
+        &[
+            "encrypt",
+            "--key-hex",
+            KEY128,
+            "--iv-hex",
+            IV,
+            s,
+            p(&d.join("old")),
+        ],
+        d,
+        &src,
+        Some(&before),
+        &keep,
+        "same file",
+    );
+    fs::remove_file(d.join("old")).unwrap();
+    fs::write(d.join("old"), b"precious").unwrap();
+    expect_failure(
+        &[
+            "encrypt",
+            "--key-hex",
+            KEY128,
+            "--iv-hex",
+            IV,
+            s,
+            p(&d.join("old")),
+        ],
+        d,
+        &d.join("old"),
+        Some(b"precious"),
+        &keep,
+        "--force",
+    );
+    // An existing DST survives a failing run even with --force.
+    expect_failure(
+        &[
+            "decrypt",
+            "--force",
+            "--mode",
+            "cbc",
+            "--key-hex",
+            &wrong,
+            "--iv-hex",
+            IV,
+            p(&ct),
+            p(&d.join("old")),
+        ],
+        d,
+        &d.join("old"),
+        Some(b"precious"),
+        &keep,
+        "bad decrypt",
+    );
+    // ... and is replaced when the run succeeds with --force.
+    let o = run(&[
+        "decrypt",
+        "--force",
+        "--mode",
+        "cbc",
+        "--key-hex",
+        KEY128,
+        "--iv-hex",
+        IV,
+        p(&ct),
+        p(&d.join("old")),
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    assert!(fs::read(d.join("old")).unwrap() == before);
+}
+
+#[test]
+fn unavailable_backend_from_env_is_an_error() {
+    let missing = Backend::ALL.into_iter().find(|b| !b.is_available());
+    let o = aesx()
+        .env("AESX_BACKEND", "bogus")
+        .args(["cpu"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("AESX_BACKEND"));
+    if let Some(b) = missing {
+        let o = aesx()
+            .env("AESX_BACKEND", b.name())
+            .args(["cpu"])
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        assert!(String::from_utf8_lossy(&o.stderr).contains("not available"));
+    }
+}
+
+#[test]
+fn write_failures_leave_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::write(d.join("src"), data(300_000, 4)).unwrap();
+    // A full device: ENOSPC.
+    if Path::new("/dev/full").exists() {
+        let o = run(&[
+            "encrypt",
+            "--key-hex",
+            KEY128,
+            "--iv-hex",
+            IV,
+            p(&d.join("src")),
+            "/dev/full",
+        ]);
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("No space left") && err.contains("free some space"),
+            "{err}"
+        );
+    }
+    // A file-size limit hit half way (EFBIG on a regular file): no DST, no temporary file.
+    let cmd = format!(
+        "ulimit -f 100 && exec '{}' encrypt --key-hex {KEY128} --iv-hex {IV} src dst",
+        env!("CARGO_BIN_EXE_aesx")
+    );
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cannot write"), "{err}");
+    assert!(!d.join("dst").exists());
+    assert_eq!(leftovers(d, &["src"]), Vec::<String>::new());
+}
+
+fn wait_for_temp(dir: &Path) -> bool {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(20) {
+        if leftovers(dir, &[]).iter().any(|n| n.ends_with(".aesx-tmp")) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn signals_remove_the_temporary_file() {
+    for sig in ["INT", "TERM"] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let dst: PathBuf = d.join("dst");
+        let mut child = aesx()
+            .args(["encrypt", "--key-hex", KEY128, "--iv-hex", IV, "-"])
+            .arg(&dst)
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Some input, then the stream stays open so aesx is mid-run.
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&data(3 << 20, 1)).unwrap();
+        assert!(wait_for_temp(d), "no temporary file appeared");
+        let k = Command::new("kill")
+            .args([&format!("-{sig}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(k.success());
+        let o = child.wait_with_output().unwrap();
+        drop(stdin);
+        assert!(!o.status.success(), "SIG{sig}: exit status {:?}", o.status);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("interrupted"), "SIG{sig}: {err}");
+        assert!(!dst.exists(), "SIG{sig}: DST written");
+        assert!(
+            leftovers(d, &[]).is_empty(),
+            "SIG{sig}: {:?}",
+            leftovers(d, &[])
+        );
+    }
+}
+
+#[test]
+fn memory_stays_bounded_for_large_streams() {
+    // 600 MiB through a pipe under a 150 MiB address-space limit.
+    let cmd = format!(
+        "ulimit -v 153600 && head -c 629145600 /dev/zero | '{}' encrypt --mode cbc --key-hex {KEY256} --iv-hex {IV} - - | wc -c",
+        env!("CARGO_BIN_EXE_aesx")
+    );
+    let o = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "629145616");
+}
+
+#[test]
+fn cpu_reports_features_and_backends() {
+    let o = run(&["cpu", "--json"]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let f = aesx::cpu::features();
+    assert_eq!(v["features"]["aes"], serde_json::json!(f.aes));
+    assert_eq!(v["features"]["vaes"], serde_json::json!(f.vaes));
+    let avail: Vec<String> = Backend::available()
+        .iter()
+        .map(|b| b.name().to_string())
+        .collect();
+    assert_eq!(v["available"], serde_json::json!(avail));
+    assert_eq!(v["selected"], serde_json::json!(Backend::detect().name()));
+
+    let o = run(&["--backend", "soft", "cpu", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["selected"], "soft");
+
+    let o = run(&["cpu"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let first = text.lines().next().unwrap();
+    let want = if f.aes { "found" } else { "not found" };
+    assert_eq!(first, format!("Checking for AES-NI support... {want}"));
+}
+
+#[test]
+fn bench_json_lines_and_out_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let o = run(&[
+        "bench",
+        "--json",
+        "--sizes",
+        "16,16K",
+        "--ops",
+        "ctr,keysetup",
+        "--keys",
+        "128",
+        "--out",
+        p(&out),
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let text = String::from_utf8(o.stdout).unwrap();
+    let mut impls = std::collections::BTreeSet::new();
+    let mut n = 0;
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let m = v.as_object().unwrap();
+        let mut keys: Vec<&str> = m.keys().map(|k| k.as_str()).collect();
+        keys.sort_unstable();
+        if v["op"] == "keysetup" {
+            assert_eq!(keys, ["backend", "impl", "key_bits", "ns", "op", "size"]);
+            assert_eq!(v["size"], 0);
+            assert!(v["ns"].as_f64().unwrap() > 0.0);
+        } else {
+            assert_eq!(keys, ["backend", "gbps", "impl", "key_bits", "op", "size"]);
+            assert!(v["size"] == 16 || v["size"] == 16384);
+            assert!(v["gbps"].as_f64().unwrap() > 0.0);
+        }
+        assert_eq!(v["key_bits"], 128);
+        impls.insert(v["impl"].as_str().unwrap().to_string());
+        n += 1;
+    }
+    let backends = Backend::available().len();
+    assert_eq!(n, (backends + 2) * 3, "{text}");
+    assert_eq!(
+        impls.into_iter().collect::<Vec<_>>(),
+        ["aesx", "openssl", "rustcrypto"]
+    );
+    let png = fs::read(out.join("throughput.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let results: serde_json::Value =
+        serde_json::from_slice(&fs::read(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["results"].as_array().unwrap().len(), n);
+    let perf = fs::read_to_string(out.join("perf-openssl-default.txt")).unwrap();
+    let lines: Vec<Vec<&str>> = perf.lines().map(|l| l.split(' ').collect()).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0][..3], ["2", "128", "16"]);
+    assert!(lines[1][3].parse::<f64>().unwrap() > 0.0);
+}
+
+#[test]
+fn bench_rejects_bad_lists() {
+    for (args, needle) in [
+        (vec!["bench", "--sizes", "12x"], "not a size"),
+        (vec!["bench", "--ops", "gcm"], "unknown op"),
+        (vec!["bench", "--keys", "512"], "not an AES key size"),
+        (
+            vec!["bench", "--sizes", "24", "--ops", "ecb-enc"],
+            "multiple of 16",
+        ),
+        (vec!["bench", "--backends", "nope"], "unknown backend"),
+    ] {
+        let o = run(&args);
+        assert!(!o.status.success());
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(needle),
+            "{args:?}"
+        );
+    }
+}
