@@ -530,7 +530,7 @@ fn ctr<const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
     let mut chunks = buf.chunks_exact_mut(16 * LANES);
     if chunks.len() > 0 {
         let w: [__m128i; LANES] = core::array::from_fn(|i| {
-            let (lo, hi) = ctr_select_word(r + i as u64, N);
+            let (lo, hi) = ctr_select_word(r.wrapping_add(i as u64), N);
             _mm_set_epi64x(hi, lo)
         });
         for ch in &mut chunks {
