@@ -5,6 +5,7 @@
 mod bench;
 mod cpuinfo;
 mod crypt;
+mod hash;
 mod output;
 
 use std::process::ExitCode;
@@ -19,7 +20,8 @@ use clap::{Parser, Subcommand};
 struct Cli {
     /// Use this backend instead of the fastest one: soft, vpaes, aesni, vaes256 or vaes512.
     /// Also read from the AESX_BACKEND environment variable (the flag wins). `bench` uses it to
-    /// pick the aesx backend to measure unless --backends is given.
+    /// pick the aesx backend to measure unless --backends is given. For `hash` it names the
+    /// Fugue backend instead (soft, vpaes, aesni or gfni) and AESX_BACKEND is not read.
     #[arg(long, global = true, value_name = "NAME")]
     backend: Option<String>,
 
@@ -44,6 +46,9 @@ enum Command {
     /// Measure aesx (every backend), OpenSSL and RustCrypto in the same run.
     #[command(after_long_help = bench::AFTER_HELP)]
     Bench(bench::BenchArgs),
+    /// Print or check Fugue digests of files, like sha256sum (`-` = stdin).
+    #[command(after_long_help = hash::AFTER_HELP)]
+    Hash(hash::HashArgs),
 }
 
 /// Where the backend choice came from, for error messages.
@@ -99,12 +104,18 @@ pub fn available_names() -> Vec<&'static str> {
 }
 
 fn run(cli: Cli) -> Result<()> {
+    // `hash` has its own backends (Fugue), so it does not go through the AES choice.
+    let command = match cli.command {
+        Command::Hash(a) => return hash::run(a, cli.backend.as_deref()),
+        c => c,
+    };
     let choice = choose_backend(cli.backend.as_deref())?;
-    match cli.command {
+    match command {
         Command::Encrypt(a) => crypt::run(a, crypt::Direction::Encrypt, choice.get()),
         Command::Decrypt(a) => crypt::run(a, crypt::Direction::Decrypt, choice.get()),
         Command::Cpu { json } => cpuinfo::run(json, &choice),
         Command::Bench(a) => bench::run(a, &choice),
+        Command::Hash(a) => hash::run(a, cli.backend.as_deref()),
     }
 }
 
