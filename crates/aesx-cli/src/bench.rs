@@ -22,7 +22,10 @@ pub use ops::Op;
 pub const AFTER_HELP: &str = "\
 Lists are comma-separated. Sizes are bytes with optional K (KiB), M (MiB) or G (GiB) suffix,
 from 16 B to 1 GiB; cbc/ecb sizes must be multiples of 16. Ops: ctr, ecb-enc, ecb-dec, cbc-enc,
-cbc-dec, keysetup, keysetup-variants (the AES-NI key-expansion variants; only on request).
+cbc-dec, keysetup, keysetup-variants (the AES-NI key-expansion variants; only on request),
+fugue224, fugue256, fugue384, fugue512 (Fugue hashing of one message per call on every available
+Fugue backend, shown as the backend; no key, so --keys does not apply and key_bits is 0; no peers;
+only on request).
 
 Method: every call processes one whole message in place on a pre-expanded key (CTR/CBC start
 a fresh stream from the IV each call, for all three implementations). Trials of about 1-2 ms
@@ -179,7 +182,8 @@ pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
     let stdout = std::io::stdout();
 
     for &op in &ops {
-        for &bits in &keys {
+        let op_keys: &[u32] = if op.is_keyless() { &[0] } else { &keys };
+        for &bits in op_keys {
             let mut subjects = subjects::build(op, bits, &backends)?;
             if subjects.is_empty() {
                 continue;
@@ -201,9 +205,9 @@ pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
                 for (s, _) in subjects.iter().zip(&active).filter(|(_, a)| !**a) {
                     if !args.json {
                         eprintln!(
-                            "\rbench: skipping {} for {} AES-{bits} at {}: one message would take over {:?}",
+                            "\rbench: skipping {} for {} at {}: one message would take over {:?}",
                             s.label(),
-                            op.name(),
+                            op.case_label(bits),
                             report::size_label(size),
                             settings.max_call
                         );
@@ -211,8 +215,8 @@ pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
                 }
                 if chatty {
                     eprint!(
-                        "\rbench: {} AES-{bits} {:>10}   ",
-                        op.name(),
+                        "\rbench: {} {:>10}   ",
+                        op.case_label(bits),
                         report::size_label(size)
                     );
                 }
@@ -249,7 +253,11 @@ pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
     }
     if let Some(dir) = &args.out {
         report::write_files(dir, &records)?;
-        let key = keys.first().copied().unwrap_or(128);
+        let key = if plot_op.is_keyless() {
+            0
+        } else {
+            keys.first().copied().unwrap_or(128)
+        };
         plot::draw(&dir.join("throughput.png"), &records, plot_op, key)?;
         if !args.json {
             println!(

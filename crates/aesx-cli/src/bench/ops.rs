@@ -1,6 +1,7 @@
 //! The operations `aesx bench` measures. Add an entry here (and its runners in
 //! [`super::subjects`]) to measure a new operation (ctr-mt, fugue-256, ...).
 
+use aesx::hash::fugue::FugueAlg;
 use anyhow::{Result, bail};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -14,10 +15,12 @@ pub enum Op {
     Keysetup,
     /// The AES-NI key-expansion variants of `aesx::hazmat::keysetup`, in ns per key.
     KeysetupVariants,
+    /// Hashing one message with Fugue (no key; every Fugue backend, no peers).
+    Fugue(FugueAlg),
 }
 
 impl Op {
-    pub const ALL: [Op; 7] = [
+    pub const ALL: [Op; 11] = [
         Op::Ctr,
         Op::EcbEnc,
         Op::EcbDec,
@@ -25,6 +28,10 @@ impl Op {
         Op::CbcDec,
         Op::Keysetup,
         Op::KeysetupVariants,
+        Op::Fugue(FugueAlg::Fugue224),
+        Op::Fugue(FugueAlg::Fugue256),
+        Op::Fugue(FugueAlg::Fugue384),
+        Op::Fugue(FugueAlg::Fugue512),
     ];
     /// What a full run measures (keysetup-variants only on request).
     pub const DEFAULT: [Op; 6] = [
@@ -47,6 +54,7 @@ impl Op {
             Op::CbcDec => "cbc-dec",
             Op::Keysetup => "keysetup",
             Op::KeysetupVariants => "keysetup-variants",
+            Op::Fugue(a) => a.name(),
         }
     }
 
@@ -69,6 +77,20 @@ impl Op {
         matches!(self, Op::Keysetup | Op::KeysetupVariants)
     }
 
+    /// Not an AES op: measured once, not per key size (records carry `key_bits` 0).
+    pub fn is_keyless(self) -> bool {
+        matches!(self, Op::Fugue(_))
+    }
+
+    /// `ctr AES-128`, or just `fugue256` for the keyless ops.
+    pub fn case_label(self, key_bits: u32) -> String {
+        if self.is_keyless() {
+            self.name().to_string()
+        } else {
+            format!("{} AES-{key_bits}", self.name())
+        }
+    }
+
     /// Needs whole 16-byte blocks.
     pub fn needs_blocks(self) -> bool {
         matches!(self, Op::EcbEnc | Op::EcbDec | Op::CbcEnc | Op::CbcDec)
@@ -83,7 +105,7 @@ impl Op {
             Op::Ctr => Some(2),
             Op::EcbEnc => Some(3),
             Op::EcbDec => Some(4),
-            Op::Keysetup | Op::KeysetupVariants => None,
+            Op::Keysetup | Op::KeysetupVariants | Op::Fugue(_) => None,
         }
     }
 }

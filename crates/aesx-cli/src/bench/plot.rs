@@ -86,8 +86,8 @@ pub fn draw(path: &Path, records: &[Record], op: Op, key_bits: u32) -> Result<()
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let black = RGBColor(0, 0, 0);
     let title = format!(
-        "aesx bench: {} AES-{key_bits}, GB/s by message size",
-        op.name()
+        "aesx bench: {}, GB/s by message size",
+        op.case_label(key_bits)
     );
     text(
         &root,
@@ -98,7 +98,7 @@ pub fn draw(path: &Path, records: &[Record], op: Op, key_bits: u32) -> Result<()
         2,
     );
     if rs.is_empty() {
-        let msg = format!("no {} AES-{key_bits} results in this run", op.name());
+        let msg = format!("no {} results in this run", op.case_label(key_bits));
         text(&root, 80, 300, &msg, &black, 2);
         return root.present().map_err(|e| err(&e));
     }

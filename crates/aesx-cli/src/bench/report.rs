@@ -70,7 +70,7 @@ pub fn tables(records: &[Record]) -> String {
     // Throughput tables.
     for ((op, bits), rs) in groups.iter().filter(|((op, _), _)| !op.is_keysetup()) {
         let cols = labels(rs);
-        let _ = writeln!(out, "{} AES-{bits}, GB/s", op.name());
+        let _ = writeln!(out, "{}, GB/s", op.case_label(*bits));
         let _ = write!(out, "{:>9}", "size");
         for c in &cols {
             let _ = write!(out, " {c:>15}");
@@ -151,8 +151,8 @@ pub fn tables(records: &[Record]) -> String {
                 })
             };
             lines.push(format!(
-                "{:>8} AES-{bits}  {:<14} {:>9} {:>9}",
-                op.name(),
+                "{:>16}  {:<14} {:>9} {:>9}",
+                op.case_label(*bits),
                 label,
                 fmt(ratio("aesx/soft")),
                 fmt(ratio("openssl"))
@@ -166,8 +166,8 @@ pub fn tables(records: &[Record]) -> String {
         );
         let _ = writeln!(
             out,
-            "{:>8} {:<7}  {:<14} {:>9} {:>9}",
-            "op", "key", "impl", "vs soft", "vs openssl"
+            "{:>16}  {:<14} {:>9} {:>9}",
+            "op", "impl", "vs soft", "vs openssl"
         );
         for l in lines {
             let _ = writeln!(out, "{l}");

@@ -20,6 +20,7 @@ use aes::cipher::{
     BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt, InnerIvInit,
     KeyInit, StreamCipher, consts::U16,
 };
+use aesx::hash::fugue::{Fugue, FugueAlg, FugueBackend};
 use aesx::{Aes, Backend, CbcDecryptor, CbcEncryptor, Ctr};
 use anyhow::{Result, anyhow};
 use openssl::cipher::{Cipher, CipherRef};
@@ -61,6 +62,12 @@ pub trait Subject {
 pub fn build(op: Op, key_bits: u32, backends: &[Backend]) -> Result<Vec<Box<dyn Subject>>> {
     let key = &KEY[..key_bits as usize / 8];
     let mut v: Vec<Box<dyn Subject>> = Vec::new();
+    if let Op::Fugue(alg) = op {
+        for b in FugueBackend::available() {
+            v.push(Box::new(FugueSubject { alg, backend: b }));
+        }
+        return Ok(v);
+    }
     if op == Op::KeysetupVariants {
         #[cfg(target_arch = "x86_64")]
         for (name, f) in aesx::hazmat::keysetup::variants() {
@@ -119,7 +126,31 @@ impl Subject for AesxSubject {
                 let k = Aes::with_backend(black_box(&self.key), aes.backend());
                 black_box(&k);
             }
-            Op::KeysetupVariants => {}
+            Op::KeysetupVariants | Op::Fugue(_) => {}
+        }
+    }
+}
+
+/// aesx Fugue on one backend: a fresh hasher, one `update` with the message, finalize.
+struct FugueSubject {
+    alg: FugueAlg,
+    backend: FugueBackend,
+}
+
+impl Subject for FugueSubject {
+    fn impl_name(&self) -> &'static str {
+        "aesx"
+    }
+    fn backend(&self) -> String {
+        self.backend.name().to_string()
+    }
+    fn run(&mut self, buf: &mut [u8], size: usize) {
+        // `build` only lists available backends, so `with_backend` cannot fail here.
+        if let Ok(mut h) = Fugue::with_backend(self.alg, self.backend) {
+            h.update(&buf[..size]);
+            let mut out = [0u8; 64];
+            let _ = h.finalize_into(&mut out);
+            black_box(&out);
         }
     }
 }
@@ -219,7 +250,7 @@ impl Subject for Openssl {
                     .dec
                     .decrypt_init(None, Some(black_box(&self.key)), None);
             }
-            Op::KeysetupVariants => {}
+            Op::KeysetupVariants | Op::Fugue(_) => {}
         }
     }
 }
@@ -272,7 +303,7 @@ where
                 let k = C::new_from_slice(black_box(&self.key));
                 black_box(&k);
             }
-            Op::KeysetupVariants => {}
+            Op::KeysetupVariants | Op::Fugue(_) => {}
         }
     }
 }
