@@ -804,3 +804,325 @@ fn bench_rejects_bad_lists() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// `aesx hash`
+
+const FUGUE_ALGS: [&str; 4] = ["fugue224", "fugue256", "fugue384", "fugue512"];
+
+/// The MD of the ShortMsg KAT record with `Len = bits` for `alg`, lower-case hex, read from
+/// testdata/fugue.
+fn fugue_kat(alg: &str, bits: u32) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/fugue")
+        .join(format!("sphlib_nist_ShortMsg_{alg}.txt"));
+    let text = fs::read_to_string(&path).unwrap();
+    let want = format!("Len = {bits}");
+    let mut lines = text.lines().map(str::trim);
+    while let Some(l) = lines.next() {
+        if l == want {
+            let msg = lines.next().unwrap();
+            assert!(msg.starts_with("Msg = "), "{path:?}: {msg}");
+            if bits == 8 {
+                assert_eq!(msg, "Msg = CC", "{path:?}");
+            }
+            let md = lines.next().unwrap();
+            return md.strip_prefix("MD = ").unwrap().to_ascii_lowercase();
+        }
+    }
+    panic!("{path:?}: no record {want}");
+}
+
+fn stdout_of(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr_of(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn fugue_backends() -> Vec<&'static str> {
+    aesx::hash::fugue::FugueBackend::available()
+        .iter()
+        .map(|b| b.name())
+        .collect()
+}
+
+#[test]
+fn hash_matches_the_short_msg_kats_on_every_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let (empty, cc) = (dir.path().join("empty"), dir.path().join("cc"));
+    fs::write(&empty, b"").unwrap();
+    fs::write(&cc, b"\xcc").unwrap();
+    for alg in FUGUE_ALGS {
+        let want = format!(
+            "{}  {}\n{}  {}\n",
+            fugue_kat(alg, 0),
+            p(&empty),
+            fugue_kat(alg, 8),
+            p(&cc)
+        );
+        // Default backend, then each available one by name; all must agree with the KATs.
+        let mut runs = vec![vec!["hash", "--alg", alg, p(&empty), p(&cc)]];
+        for b in fugue_backends() {
+            runs.push(vec![
+                "hash",
+                "--alg",
+                alg,
+                "--backend",
+                b,
+                p(&empty),
+                p(&cc),
+            ]);
+        }
+        for a in runs {
+            let o = run(&a);
+            assert!(o.status.success(), "{a:?}: {o:?}");
+            assert_eq!(stdout_of(&o), want, "{a:?}");
+        }
+    }
+    // The default is fugue256, and `--backend` before the subcommand works too.
+    let o = run(&["--backend", "soft", "hash", p(&cc)]);
+    assert_eq!(
+        stdout_of(&o),
+        format!("{}  {}\n", fugue_kat("fugue256", 8), p(&cc))
+    );
+}
+
+#[test]
+fn hash_backends_agree_on_longer_inputs_and_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for n in [1usize, 3, 4, 5, 63, 64, 65, 1000, 70_001] {
+        let f = dir.path().join(format!("f{n}"));
+        fs::write(&f, data(n, n as u8)).unwrap();
+        files.push(f);
+    }
+    let big = data(200_003, 9);
+    for alg in FUGUE_ALGS {
+        let mut want: Option<String> = None;
+        let mut want_stdin: Option<String> = None;
+        for b in fugue_backends() {
+            let mut a = vec!["hash", "--alg", alg, "--backend", b];
+            a.extend(files.iter().map(|f| p(f)));
+            let o = run(&a);
+            assert!(o.status.success(), "{o:?}");
+            let text = stdout_of(&o);
+            assert_eq!(text.lines().count(), files.len());
+            for (line, f) in text.lines().zip(&files) {
+                let (hex, name) = line.split_once("  ").unwrap();
+                assert_eq!(name, p(f));
+                assert_eq!(hex.len(), alg[5..].parse::<usize>().unwrap() / 4);
+            }
+            match &want {
+                None => want = Some(text),
+                Some(w) => assert_eq!(&text, w, "{alg} {b}"),
+            }
+            // stdin, both implicit and as `-`.
+            for args in [
+                vec!["hash", "--alg", alg, "--backend", b],
+                vec!["hash", "--alg", alg, "--backend", b, "-"],
+            ] {
+                let mut c = aesx()
+                    .args(&args)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                c.stdin.take().unwrap().write_all(&big).unwrap();
+                let o = c.wait_with_output().unwrap();
+                assert!(o.status.success(), "{o:?}");
+                let text = stdout_of(&o);
+                assert!(text.ends_with("  -\n"), "{text}");
+                match &want_stdin {
+                    None => want_stdin = Some(text),
+                    Some(w) => assert_eq!(&text, w, "{alg} {b} stdin"),
+                }
+            }
+        }
+        // The stdin digest equals that of the same bytes in a file.
+        let f = dir.path().join("big");
+        fs::write(&f, &big).unwrap();
+        let o = run(&["hash", "--alg", alg, p(&f)]);
+        let file_hex = stdout_of(&o).split_once("  ").unwrap().0.to_string();
+        let stdin_hex = want_stdin.unwrap().split_once("  ").unwrap().0.to_string();
+        assert_eq!(file_hex, stdin_hex, "{alg}");
+    }
+}
+
+#[test]
+fn hash_check_reports_ok_failed_malformed_and_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (a, b) = (d.join("a"), d.join("b c"));
+    fs::write(&a, b"").unwrap();
+    fs::write(&b, b"\xcc").unwrap();
+    let k0 = fugue_kat("fugue256", 0);
+    let k8 = fugue_kat("fugue256", 8);
+
+    // All good (both separators, upper-case hex, a blank line).
+    let sums = d.join("good.sum");
+    fs::write(
+        &sums,
+        format!("{k0}  {}\n\n{} *{}\n", p(&a), k8.to_uppercase(), p(&b)),
+    )
+    .unwrap();
+    let o = run(&["hash", "--check", p(&sums)]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(stdout_of(&o), format!("{}: OK\n{}: OK\n", p(&a), p(&b)));
+
+    // A printed list checks back OK, for another alg too.
+    let o = run(&["hash", "--alg", "fugue384", p(&a), p(&b)]);
+    let list = d.join("384.sum");
+    fs::write(&list, &o.stdout).unwrap();
+    let o = run(&["hash", "--alg", "fugue384", "-c", p(&list)]);
+    assert!(o.status.success(), "{o:?}");
+    // ... but not with the wrong --alg: the digest length does not fit.
+    let o = run(&["hash", "-c", p(&list)]);
+    assert!(!o.status.success());
+    assert!(stderr_of(&o).contains("malformed"), "{o:?}");
+
+    // A wrong digest: FAILED, non-zero exit, the good line still OK.
+    let bad = d.join("bad.sum");
+    fs::write(&bad, format!("{k0}  {}\n{k0}  {}\n", p(&a), p(&b))).unwrap();
+    let o = run(&["hash", "--check", p(&bad)]);
+    assert!(!o.status.success());
+    assert_eq!(stdout_of(&o), format!("{}: OK\n{}: FAILED\n", p(&a), p(&b)));
+    assert!(stderr_of(&o).contains("1 digest did NOT match"), "{o:?}");
+
+    // Malformed lines are reported with their line number; the rest is still checked.
+    let mal = d.join("mal.sum");
+    fs::write(
+        &mal,
+        format!(
+            "{k0}  {}\nnot a checksum line\n{}  x\n{k0} {}\n{k0}  \n",
+            p(&a),
+            &k0[..60],
+            p(&a)
+        ),
+    )
+    .unwrap();
+    let o = run(&["hash", "--check", p(&mal)]);
+    assert!(!o.status.success());
+    assert_eq!(stdout_of(&o), format!("{}: OK\n", p(&a)));
+    let err = stderr_of(&o);
+    for n in 2..=5 {
+        assert!(
+            err.contains(&format!("mal.sum:{n}: malformed")),
+            "{n}: {err}"
+        );
+    }
+    assert!(err.contains("4 lines were malformed"), "{err}");
+
+    // A listed file that is missing: FAILED open or read, a clear message, non-zero exit.
+    let miss = d.join("miss.sum");
+    let gone = d.join("gone");
+    fs::write(&miss, format!("{k0}  {}\n{k8}  {}\n", p(&gone), p(&b))).unwrap();
+    let o = run(&["hash", "--check", p(&miss)]);
+    assert!(!o.status.success());
+    assert_eq!(
+        stdout_of(&o),
+        format!("{}: FAILED open or read\n{}: OK\n", p(&gone), p(&b))
+    );
+    let err = stderr_of(&o);
+    assert!(
+        err.contains(&format!("{}: No such file", p(&gone))),
+        "{err}"
+    );
+    assert!(err.contains("1 file could not be read"), "{err}");
+
+    // The sum file itself missing, and sums read from stdin.
+    let o = run(&["hash", "--check", p(&d.join("nope.sum"))]);
+    assert!(!o.status.success());
+    assert!(stderr_of(&o).contains("cannot open"), "{o:?}");
+    let mut c = aesx()
+        .args(["hash", "--check", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{k8}  {}\n", p(&b)).as_bytes())
+        .unwrap();
+    let o = c.wait_with_output().unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(stdout_of(&o), format!("{}: OK\n", p(&b)));
+}
+
+#[test]
+fn hash_refuses_bad_arguments_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let f = dir.path().join("f");
+    fs::write(&f, b"x").unwrap();
+    for (args, needle) in [
+        (vec!["hash", "--alg", "sha256"], "unknown digest"),
+        (
+            vec!["hash", "--backend", "vaes512"],
+            "unknown Fugue backend",
+        ),
+        (vec!["hash", "--backend", "nope"], "unknown Fugue backend"),
+        (
+            vec!["hash", "--check", p(&f), p(&f)],
+            "do not also give FILE",
+        ),
+        (vec!["hash", p(&missing)], "No such file"),
+    ] {
+        let o = run(&args);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(stderr_of(&o).contains(needle), "{args:?}: {o:?}");
+    }
+    for b in aesx::hash::fugue::FugueBackend::ALL {
+        if !b.is_available() {
+            let o = run(&["hash", "--backend", b.name(), p(&f)]);
+            assert!(!o.status.success());
+            assert!(stderr_of(&o).contains("not available"), "{o:?}");
+        }
+    }
+    // A missing file among good ones: the good ones are still printed, exit non-zero.
+    let o = run(&["hash", p(&f), p(&missing), p(&f)]);
+    assert!(!o.status.success());
+    assert_eq!(stdout_of(&o).lines().count(), 2);
+    assert!(stderr_of(&o).contains("1 of 3 files could not be read"));
+    // AESX_BACKEND names AES backends and is not read by `hash`.
+    let o = aesx()
+        .env("AESX_BACKEND", "vaes512")
+        .args(["hash", p(&f)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+}
+
+#[test]
+fn hash_memory_stays_bounded_for_large_streams() {
+    // 300 MiB through a pipe under a 150 MiB address-space limit.
+    let cmd = format!(
+        "ulimit -v 153600 && head -c 314572800 /dev/zero | '{}' hash",
+        env!("CARGO_BIN_EXE_aesx")
+    );
+    let o = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(text.len(), 64 + 4, "{text}");
+    assert!(text.ends_with("  -\n"));
+}
+
+#[test]
+fn bench_fugue_json_lines() {
+    let o = run(&["bench", "--ops", "fugue256", "--sizes", "1K", "--json"]);
+    assert!(o.status.success(), "{o:?}");
+    let text = stdout_of(&o);
+    let mut backends = Vec::new();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["impl"], "aesx");
+        assert_eq!(v["op"], "fugue256");
+        assert_eq!(v["key_bits"], 0);
+        assert_eq!(v["size"], 1024);
+        assert!(v["gbps"].as_f64().unwrap() > 0.0);
+        backends.push(v["backend"].as_str().unwrap().to_string());
+    }
+    assert_eq!(backends, fugue_backends());
+}
