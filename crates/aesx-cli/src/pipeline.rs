@@ -139,9 +139,9 @@ pub fn ctr(
         // Let the writer finish what it has, then see how it ended.
         drop(done_tx);
         drop(full_rx);
-        let written = writer.join().unwrap_or_else(|_| {
-            Err(io::Error::other("the writer thread panicked"))
-        });
+        let written = writer
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the writer thread panicked")));
         match (written, read_failure) {
             (Err(e), _) => Err(Failure::Write(e)),
             (Ok(()), Some(e)) => Err(Failure::Read(e)),
