@@ -78,10 +78,12 @@ pub struct CryptArgs {
     /// Padding for cbc/ecb [default: pkcs7].
     #[arg(long, value_enum)]
     padding: Option<Padding>,
-    /// Threads for ctr [default: the number of cores]. With N > 1, ctr reads, encrypts (on N
-    /// threads) and writes in a pipeline; the output is the same for every N. 1 = one thread.
-    /// cbc and ecb always run on one thread (cbc encryption is serial by nature: each block
-    /// needs the previous ciphertext block).
+    /// Threads for ctr; cbc and ecb use one [default: the number of cores].
+    ///
+    /// With N > 1, ctr reads, encrypts (on N threads) and writes in a pipeline, in 4 MiB chunks
+    /// with at most 16 MiB in flight; the output is the same for every N. 1 = one thread, no
+    /// pipeline. cbc and ecb always run on one thread: cbc encryption is serial by nature
+    /// (each block needs the previous ciphertext block).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
     /// No progress bar.
