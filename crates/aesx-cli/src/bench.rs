@@ -22,10 +22,11 @@ pub use ops::Op;
 pub const AFTER_HELP: &str = "\
 Lists are comma-separated. Sizes are bytes with optional K (KiB), M (MiB) or G (GiB) suffix,
 from 16 B to 1 GiB; cbc/ecb sizes must be multiples of 16. Ops: ctr, ecb-enc, ecb-dec, cbc-enc,
-cbc-dec, keysetup, keysetup-variants (the AES-NI key-expansion variants; only on request),
+cbc-dec, keysetup, and only on request: ctr-mt (aesx CTR on every core through
+Aes::ctr_xor_at_par, which stays on one thread below 1 MiB; single-threaded OpenSSL beside it as
+the reference; not in the perf files), keysetup-variants (the AES-NI key-expansion variants),
 fugue224, fugue256, fugue384, fugue512 (Fugue hashing of one message per call on every available
-Fugue backend, shown as the backend; no key, so --keys does not apply and key_bits is 0; no peers;
-only on request).
+Fugue backend, shown as the backend; no key, so --keys does not apply and key_bits is 0; no peers).
 
 Method: every call processes one whole message in place on a pre-expanded key (CTR/CBC start
 a fresh stream from the IV each call, for all three implementations). Trials of about 1-2 ms

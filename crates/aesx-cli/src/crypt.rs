@@ -2,9 +2,9 @@
 //!
 //! The input is read in fixed chunks (a multiple of 16 bytes, so only the final chunk can hold
 //! a partial block); each chunk is transformed in place by a [`Engine`] and written out.
-//! Memory stays at about two chunks whatever the file size. A later multi-threaded CTR
-//! pipeline slots in behind the same [`Engine::process`] contract (CTR is seekable, so chunk
-//! `i` can be processed at byte offset `i * CHUNK` on any thread).
+//! Memory stays at about two chunks whatever the file size. CTR with `--threads` above 1 goes
+//! through [`crate::pipeline`] instead (CTR is seekable, so every chunk is processed at its own
+//! byte offset on N threads while the next one is read and the previous one written).
 
 use std::fs::File;
 use std::io::{self, IsTerminal, Read, Write};
@@ -78,9 +78,14 @@ pub struct CryptArgs {
     /// Padding for cbc/ecb [default: pkcs7].
     #[arg(long, value_enum)]
     padding: Option<Padding>,
-    /// Worker threads. Accepted now; processing is single-threaded until multi-threaded CTR lands.
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    threads: usize,
+    /// Threads for ctr; cbc and ecb use one [default: the number of cores].
+    ///
+    /// With N > 1, ctr reads, encrypts (on N threads) and writes in a pipeline, in 4 MiB chunks
+    /// with at most 16 MiB in flight; the output is the same for every N. 1 = one thread, no
+    /// pipeline. cbc and ecb always run on one thread: cbc encryption is serial by nature
+    /// (each block needs the previous ciphertext block).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -341,7 +346,7 @@ impl std::fmt::Display for WriteFailed {
 impl std::error::Error for WriteFailed {}
 
 /// Fills `buf` (up to its length) from `r`; returns the bytes read (less only at EOF).
-fn fill(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+pub(crate) fn fill(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
         match r.read(&mut buf[n..]) {
@@ -355,7 +360,8 @@ fn fill(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 pub fn run(mut args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> {
-    if args.threads == 0 {
+    let threads = args.threads.unwrap_or_else(aesx::parallel::default_threads);
+    if threads == 0 {
         bail!("--threads must be at least 1");
     }
     let padding = match (args.mode, args.padding) {
@@ -374,9 +380,9 @@ pub fn run(mut args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> 
     };
 
     // Input.
-    let (mut reader, size, src_path): (Box<dyn Read>, Option<u64>, Option<&Path>) =
+    let (mut reader, size, src_path): (Box<dyn Read + Send>, Option<u64>, Option<&Path>) =
         if args.src == "-" {
-            (Box::new(io::stdin().lock()), None, None)
+            (Box::new(io::stdin()), None, None)
         } else {
             let p = Path::new(&args.src);
             let meta = std::fs::metadata(p).map_err(|e| {
@@ -430,13 +436,45 @@ pub fn run(mut args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> 
         _ => None,
     };
 
-    let result = stream(&mut *reader, &mut output, &mut engine, dir, &args.src, &bar);
+    let result = match (args.mode, iv) {
+        (Mode::Ctr, Some(iv)) if threads > 1 => {
+            let what = output.describe();
+            let note = output.untouched_note();
+            let src = &args.src;
+            crate::pipeline::ctr(reader, output.writer(), &aes, &iv, threads, size, &|n| {
+                if let Some(b) = &bar {
+                    b.inc(n)
+                }
+            })
+            .map_err(|e| match e {
+                crate::pipeline::Failure::Read(e) => read_error(src, &e, note),
+                crate::pipeline::Failure::Write(e) => write_error(&what, &e, note),
+            })
+        }
+        _ => stream(&mut *reader, &mut output, &mut engine, dir, &args.src, &bar),
+    };
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
     // On error, `output` is dropped here: the temporary file goes, DST stays as it was.
     result?;
     output.commit()
+}
+
+/// The message for a failed read of SRC.
+fn read_error(src: &str, e: &io::Error, note: &str) -> anyhow::Error {
+    let src = if src == "-" { "stdin" } else { src };
+    anyhow!("cannot read SRC {src}: {e}; check the input{note}")
+}
+
+/// The message for a failed write of the output (`what` names it).
+fn write_error(what: &str, e: &io::Error, note: &str) -> anyhow::Error {
+    let hint = if e.raw_os_error() == Some(28) {
+        "free some space and retry"
+    } else {
+        "check the destination and retry"
+    };
+    anyhow!("cannot write to {what}: {e}; {hint}{note}")
 }
 
 /// The read-transform-write loop.
@@ -455,24 +493,14 @@ fn stream(
     let note = output.untouched_note();
     loop {
         buf.resize(CHUNK, 0);
-        let n = fill(reader, &mut buf[..CHUNK]).map_err(|e| {
-            let src = if src == "-" { "stdin" } else { src };
-            anyhow!("cannot read SRC {src}: {e}; check the input{note}")
-        })?;
+        let n = fill(reader, &mut buf[..CHUNK]).map_err(|e| read_error(src, &e, note))?;
         buf.truncate(n);
         total += n as u64;
         let last = n < CHUNK;
         engine
             .process(&mut buf, last, total, dir, output.writer())
             .map_err(|e| match e.downcast::<WriteFailed>() {
-                Ok(w) => {
-                    let hint = if w.0.raw_os_error() == Some(28) {
-                        "free some space and retry"
-                    } else {
-                        "check the destination and retry"
-                    };
-                    anyhow!("cannot write to {what}: {}; {hint}{note}", w.0)
-                }
+                Ok(w) => write_error(&what, &w.0, note),
                 Err(e) => e,
             })?;
         if let Some(b) = bar {

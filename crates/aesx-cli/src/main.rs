@@ -7,6 +7,7 @@ mod cpuinfo;
 mod crypt;
 mod hash;
 mod output;
+mod pipeline;
 
 use std::process::ExitCode;
 

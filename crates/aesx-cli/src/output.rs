@@ -148,7 +148,7 @@ impl Output {
     }
 
     /// The writer for the result bytes.
-    pub fn writer(&mut self) -> &mut dyn Write {
+    pub fn writer(&mut self) -> &mut (dyn Write + Send) {
         match self {
             Output::Stdout(s) => s,
             Output::Direct { file, .. } => file,

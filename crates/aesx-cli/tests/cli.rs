@@ -1126,3 +1126,259 @@ fn bench_fugue_json_lines() {
     }
     assert_eq!(backends, fugue_backends());
 }
+
+/// The pipeline's chunk size (crates/aesx-cli/src/pipeline.rs) and the library's threshold
+/// for splitting a buffer across threads (aesx::parallel::PAR_THRESHOLD).
+const MT_CHUNK: usize = 4 << 20;
+const PAR_THRESHOLD: usize = 1 << 20;
+
+/// Encrypts (or decrypts) `src` into `dst` with ctr and the given thread count and IV.
+fn ctr_file(dir_: &str, iv: &str, threads: usize, src: &Path, dst: &Path) {
+    let _ = fs::remove_file(dst);
+    let t = threads.to_string();
+    let o = run(&[
+        dir_,
+        "--mode",
+        "ctr",
+        "--key-hex",
+        KEY128,
+        "--iv-hex",
+        iv,
+        "--threads",
+        &t,
+        p(src),
+        p(dst),
+    ]);
+    assert!(o.status.success(), "{dir_} --threads {t}: {o:?}");
+}
+
+/// `openssl enc -aes-128-ctr` of `src`, when the binary is installed (an independent oracle).
+fn openssl_ctr(iv: &str, src: &Path, dst: &Path) -> Option<Vec<u8>> {
+    if !have_openssl() {
+        return None;
+    }
+    let o = Command::new("openssl")
+        .args(["enc", "-aes-128-ctr", "-K", KEY128, "-iv", iv, "-in"])
+        .arg(src)
+        .arg("-out")
+        .arg(dst)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "openssl enc failed: {o:?}");
+    Some(fs::read(dst).unwrap())
+}
+
+#[test]
+fn ctr_threads_identical_output_and_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (src, one, many, back, ossl) = (
+        d.join("src"),
+        d.join("one"),
+        d.join("many"),
+        d.join("back"),
+        d.join("ossl"),
+    );
+    // Sizes at and around the pipeline chunk and the library's split threshold, plus a few
+    // drawn from a fixed-seed generator between them.
+    let mut sizes = vec![
+        0usize,
+        1,
+        15,
+        17,
+        PAR_THRESHOLD - 1,
+        PAR_THRESHOLD + 17,
+        MT_CHUNK - 1,
+        MT_CHUNK,
+        MT_CHUNK + 1,
+        2 * MT_CHUNK + 5,
+    ];
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..3 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        sizes.push(PAR_THRESHOLD + (x % (2 * MT_CHUNK as u64)) as usize);
+    }
+    for (k, &n) in sizes.iter().enumerate() {
+        let plain = data(n, k as u8 + 3);
+        fs::write(&src, &plain).unwrap();
+        ctr_file("encrypt", IV, 1, &src, &one);
+        let want = fs::read(&one).unwrap();
+        assert_eq!(want.len(), n);
+        if let Some(o) = openssl_ctr(IV, &src, &ossl) {
+            assert!(o == want, "--threads 1 differs from openssl at n={n}");
+        }
+        for threads in 2..=8 {
+            ctr_file("encrypt", IV, threads, &src, &many);
+            assert!(
+                fs::read(&many).unwrap() == want,
+                "--threads {threads} n={n}"
+            );
+            ctr_file("decrypt", IV, threads, &many, &back);
+            assert!(
+                fs::read(&back).unwrap() == plain,
+                "round trip --threads {threads} n={n}"
+            );
+        }
+    }
+    // Unknown size (stdin, so full-size chunks) to stdout.
+    let n = 2 * MT_CHUNK + 33;
+    let plain = data(n, 77);
+    fs::write(&src, &plain).unwrap();
+    ctr_file("encrypt", IV, 1, &src, &one);
+    let want = fs::read(&one).unwrap();
+    for threads in ["2", "5"] {
+        let mut c = aesx()
+            .args([
+                "encrypt",
+                "--key-hex",
+                KEY128,
+                "--iv-hex",
+                IV,
+                "--threads",
+                threads,
+                "-",
+                "-",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = c.stdin.take().unwrap();
+        let feed = plain.clone();
+        let h = std::thread::spawn(move || stdin.write_all(&feed).unwrap());
+        let o = c.wait_with_output().unwrap();
+        h.join().unwrap();
+        assert!(o.status.success(), "{o:?}");
+        assert!(o.stdout == want, "stdin/stdout --threads {threads}");
+    }
+}
+
+#[test]
+fn ctr_threads_counter_carry_across_chunk_boundary() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (src, one, many, ossl) = (d.join("src"), d.join("one"), d.join("many"), d.join("ossl"));
+    let blocks = (MT_CHUNK / 16) as u128;
+    // The whole 128-bit counter wraps one block before the first chunk boundary; the low 64
+    // bits carry into the high half one block after it.
+    let ivs = [
+        format!("{:032x}", u128::MAX - blocks + 2),
+        format!("{:032x}", (5u128 << 64) + (u64::MAX as u128) - blocks),
+    ];
+    let n = 2 * MT_CHUNK + 100;
+    let plain = data(n, 41);
+    fs::write(&src, &plain).unwrap();
+    for iv in &ivs {
+        ctr_file("encrypt", iv, 1, &src, &one);
+        let want = fs::read(&one).unwrap();
+        if let Some(o) = openssl_ctr(iv, &src, &ossl) {
+            assert!(o == want, "--threads 1 differs from openssl, iv {iv}");
+        }
+        // The ciphertext must not repeat the keystream of the first chunk after the wrap.
+        assert!(want[MT_CHUNK..MT_CHUNK + 64] != plain[MT_CHUNK..MT_CHUNK + 64]);
+        for threads in [2, 3, 8] {
+            ctr_file("encrypt", iv, threads, &src, &many);
+            assert!(
+                fs::read(&many).unwrap() == want,
+                "iv {iv} --threads {threads}"
+            );
+        }
+    }
+}
+
+#[test]
+fn ctr_threads_errors_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = d.join("src");
+    let dst = d.join("dst");
+    let big = d.join("big");
+    fs::write(&src, data(1000, 1)).unwrap();
+    fs::write(&big, data(3 * MT_CHUNK + 7, 2)).unwrap();
+    fs::write(d.join("old"), b"old contents").unwrap();
+    let keep = ["src", "big", "old"];
+    let (s, t, b) = (p(&src), p(&dst), p(&big));
+    let old = d.join("old");
+    let missing = d.join("missing");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec![p(&missing), t], "cannot read SRC"),
+        (vec![b, p(&old)], "already exists"),
+        (vec![s, s], "same file"),
+        (vec![p(d), t], "is a directory"),
+    ];
+    for (files, needle) in &cases {
+        let mut stderr = Vec::new();
+        for threads in ["1", "4"] {
+            let mut a = vec!["encrypt", "--threads", threads];
+            a.extend(crypt_args("ctr", KEY128));
+            a.extend(files.iter().copied());
+            let before = fs::read(&old).unwrap();
+            expect_failure(&a, d, &dst, None, &keep, needle);
+            assert_eq!(fs::read(&old).unwrap(), before);
+            stderr.push(run(&a).stderr);
+        }
+        assert_eq!(
+            stderr[0], stderr[1],
+            "{files:?}: message differs with --threads"
+        );
+    }
+    let mut a = vec!["encrypt", "--threads", "0"];
+    a.extend(crypt_args("ctr", KEY128));
+    a.extend([b, t]);
+    expect_failure(&a, d, &dst, None, &keep, "--threads must be at least 1");
+
+    // Write failures in the middle of a multi-chunk run: same message, nothing left behind.
+    if Path::new("/dev/full").exists() {
+        let mut msgs = Vec::new();
+        for threads in ["1", "3"] {
+            let mut a = vec!["encrypt", "--threads", threads];
+            a.extend(crypt_args("ctr", KEY128));
+            a.extend([b, "/dev/full"]);
+            let o = run(&a);
+            assert!(!o.status.success());
+            let err = String::from_utf8_lossy(&o.stderr).into_owned();
+            assert!(
+                err.contains("No space left") && err.contains("free some space"),
+                "{err}"
+            );
+            msgs.push(err);
+        }
+        assert_eq!(msgs[0], msgs[1]);
+    }
+    for threads in ["1", "3"] {
+        // 100 blocks of 512 bytes: the limit is hit inside the first 4 MiB chunk.
+        let cmd = format!(
+            "ulimit -f 100 && exec '{}' encrypt --threads {threads} --key-hex {KEY128} --iv-hex {IV} big dst",
+            env!("CARGO_BIN_EXE_aesx")
+        );
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("cannot write") && err.contains("DST untouched"),
+            "{err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(!dst.exists());
+        assert_eq!(leftovers(d, &keep), Vec::<String>::new());
+    }
+}
+
+#[test]
+fn ctr_threads_memory_stays_bounded() {
+    // 600 MiB through the pipeline under a 150 MiB address-space limit.
+    let cmd = format!(
+        "ulimit -v 153600 && head -c 629145600 /dev/zero | '{}' encrypt --threads 4 --key-hex {KEY256} --iv-hex {IV} - - | wc -c",
+        env!("CARGO_BIN_EXE_aesx")
+    );
+    let o = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "629145600");
+}

@@ -7,6 +7,9 @@ use anyhow::{Result, bail};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Op {
     Ctr,
+    /// CTR on every core (`Aes::ctr_xor_at_par`); aesx only, with single-threaded OpenSSL as
+    /// the reference.
+    CtrMt,
     EcbEnc,
     EcbDec,
     CbcEnc,
@@ -20,8 +23,9 @@ pub enum Op {
 }
 
 impl Op {
-    pub const ALL: [Op; 11] = [
+    pub const ALL: [Op; 12] = [
         Op::Ctr,
+        Op::CtrMt,
         Op::EcbEnc,
         Op::EcbDec,
         Op::CbcEnc,
@@ -48,6 +52,7 @@ impl Op {
     pub fn name(self) -> &'static str {
         match self {
             Op::Ctr => "ctr",
+            Op::CtrMt => "ctr-mt",
             Op::EcbEnc => "ecb-enc",
             Op::EcbDec => "ecb-dec",
             Op::CbcEnc => "cbc-enc",
@@ -105,7 +110,7 @@ impl Op {
             Op::Ctr => Some(2),
             Op::EcbEnc => Some(3),
             Op::EcbDec => Some(4),
-            Op::Keysetup | Op::KeysetupVariants | Op::Fugue(_) => None,
+            Op::CtrMt | Op::Keysetup | Op::KeysetupVariants | Op::Fugue(_) => None,
         }
     }
 }

@@ -85,7 +85,13 @@ pub fn build(op: Op, key_bits: u32, backends: &[Backend]) -> Result<Vec<Box<dyn 
             aes,
             op,
             key: key.to_vec(),
+            threads: aesx::parallel::default_threads(),
         }));
+    }
+    if op == Op::CtrMt {
+        // Neither peer has a multi-threaded CTR: single-threaded OpenSSL is the reference.
+        v.push(Box::new(Openssl::new(Op::Ctr, key)?));
+        return Ok(v);
     }
     v.push(Box::new(Openssl::new(op, key)?));
     v.push(match key_bits {
@@ -100,6 +106,9 @@ struct AesxSubject {
     aes: Aes,
     op: Op,
     key: Vec<u8>,
+    /// `aesx::parallel::default_threads()`, asked once: it reads the CPU affinity and cgroup
+    /// quota (tens of microseconds) on every call, which would swamp small messages.
+    threads: usize,
 }
 
 impl Subject for AesxSubject {
@@ -114,6 +123,8 @@ impl Subject for AesxSubject {
         let aes = &self.aes;
         match self.op {
             Op::Ctr => Ctr::new(aes, &IV).apply_keystream(buf),
+            // = aes.ctr_xor_at_par(&IV, 0, buf) without its per-call thread-count query.
+            Op::CtrMt => aes.ctr_xor_at_threads(&IV, 0, buf, self.threads),
             Op::EcbEnc => aes.encrypt_blocks(buf),
             Op::EcbDec => aes.decrypt_blocks(buf),
             Op::CbcEnc => {
@@ -182,9 +193,9 @@ struct Openssl {
 
 fn ossl_cipher(op: Op, bits: usize) -> &'static CipherRef {
     match (op, bits) {
-        (Op::Ctr, 128) => Cipher::aes_128_ctr(),
-        (Op::Ctr, 192) => Cipher::aes_192_ctr(),
-        (Op::Ctr, _) => Cipher::aes_256_ctr(),
+        (Op::Ctr | Op::CtrMt, 128) => Cipher::aes_128_ctr(),
+        (Op::Ctr | Op::CtrMt, 192) => Cipher::aes_192_ctr(),
+        (Op::Ctr | Op::CtrMt, _) => Cipher::aes_256_ctr(),
         (Op::CbcEnc | Op::CbcDec, 128) => Cipher::aes_128_cbc(),
         (Op::CbcEnc | Op::CbcDec, 192) => Cipher::aes_192_cbc(),
         (Op::CbcEnc | Op::CbcDec, _) => Cipher::aes_256_cbc(),
@@ -224,7 +235,7 @@ impl Subject for Openssl {
     fn run(&mut self, buf: &mut [u8], size: usize) {
         // Errors cannot happen with these fixed, valid parameters; ignore the Results.
         match self.op {
-            Op::Ctr => {
+            Op::Ctr | Op::CtrMt => {
                 let _ = self.enc.encrypt_init(None, None, Some(&IV));
                 let _ = self.enc.cipher_update_inplace(&mut buf[..size], size);
             }
@@ -289,7 +300,7 @@ where
         let c = &self.cipher;
         let iv = Array::from(IV);
         match self.op {
-            Op::Ctr => {
+            Op::Ctr | Op::CtrMt => {
                 let core = ctr::CtrCore::<&C, ctr::flavors::Ctr128BE>::inner_iv_init(c, &iv);
                 ctr::Ctr128BE::<&C>::from_core(core).apply_keystream(buf);
             }
@@ -316,9 +327,17 @@ mod tests {
     #[test]
     fn all_subjects_agree() {
         let backends = Backend::available();
-        for op in [Op::Ctr, Op::EcbEnc, Op::EcbDec, Op::CbcEnc, Op::CbcDec] {
+        for op in [
+            Op::Ctr,
+            Op::CtrMt,
+            Op::EcbEnc,
+            Op::EcbDec,
+            Op::CbcEnc,
+            Op::CbcDec,
+        ] {
             for bits in [128, 192, 256] {
-                for size in [16usize, 48, 4096 + 16] {
+                // 2 MiB + 16: above aesx::parallel::PAR_THRESHOLD, so ctr-mt really splits.
+                for size in [16usize, 48, 4096 + 16, (2 << 20) + 16] {
                     let mut subjects = build(op, bits, &backends).unwrap();
                     let input: Vec<u8> = (0..size + 16).map(|i| (i * 7 + 3) as u8).collect();
                     let mut want: Option<Vec<u8>> = None;
