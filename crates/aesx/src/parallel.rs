@@ -42,9 +42,19 @@ struct Pool {
 
 static POOL: Mutex<Option<Pool>> = Mutex::new(None);
 
-/// The number of threads parallel calls use by default: the cores available to this process.
+/// The number of threads parallel calls use by default: the cores available to this process,
+/// read once (the lookup reads affinity and cgroup files, ~27 us, far too slow per call).
 pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static THREADS: AtomicUsize = AtomicUsize::new(0);
+    match THREADS.load(Ordering::Relaxed) {
+        0 => {
+            let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+            THREADS.store(n, Ordering::Relaxed);
+            n
+        }
+        n => n,
+    }
 }
 
 /// The pool for `threads` workers in this process, started on first use (or again after a
@@ -79,6 +89,9 @@ fn pool(threads: usize) -> Option<Arc<rayon_core::ThreadPool>> {
 impl Aes {
     /// [`Aes::ctr_xor_at`] on every available core (see [`Aes::ctr_xor_at_threads`]).
     pub fn ctr_xor_at_par(&self, iv: &[u8; 16], pos: u64, buf: &mut [u8]) {
+        if buf.len() < PAR_THRESHOLD {
+            return self.ctr_xor_at(iv, pos, buf);
+        }
         self.ctr_xor_at_threads(iv, pos, buf, default_threads())
     }
 
@@ -109,6 +122,9 @@ impl Ctr<'_> {
     /// [`Ctr::apply_keystream`] on every available core for buffers of at least
     /// [`PAR_THRESHOLD`] bytes; identical output.
     pub fn apply_keystream_par(&mut self, buf: &mut [u8]) {
+        if buf.len() < PAR_THRESHOLD {
+            return self.apply_keystream(buf);
+        }
         self.apply_keystream_threads(buf, default_threads())
     }
 
