@@ -671,8 +671,9 @@ fn signals_remove_the_temporary_file() {
         let mut stdin = child.stdin.take().unwrap();
         stdin.write_all(&data(3 << 20, 1)).unwrap();
         assert!(wait_for_temp(d), "no temporary file appeared");
-        let k = Command::new("kill")
-            .args([&format!("-{sig}"), &child.id().to_string()])
+        let k = Command::new("sh")
+            .arg("-c")
+            .arg(format!("kill -s {sig} {}", child.id()))
             .status()
             .unwrap();
         assert!(k.success());
