@@ -79,22 +79,29 @@ fn mul(a: u64, b: u64) -> u128 {
 }
 
 /// The 128-bit carry-less product of `x` and the prepared key half `y`.
+///
 #[inline(always)]
 fn clmul64(x: u64, y: &Half) -> u128 {
-    let (x0, x1, x2, x3) = (x & M0, x & M1, x & M2, x & M3);
+    let xs = [x & M0, x & M1, x & M2, x & M3];
     let [y0, y1, y2, y3] = y.c;
-    let z0 = mul(x0, y0) ^ mul(x1, y3) ^ mul(x2, y2) ^ mul(x3, y1);
-    let z1 = mul(x0, y1) ^ mul(x1, y0) ^ mul(x2, y3) ^ mul(x3, y2);
-    let z2 = mul(x0, y2) ^ mul(x1, y1) ^ mul(x2, y0) ^ mul(x3, y3);
-    let z3 = mul(x0, y3) ^ mul(x1, y2) ^ mul(x2, y1) ^ mul(x3, y0);
-    let mut r = (z0 & W0) | (z1 & W1) | (z2 & W2) | (z3 & W3);
-    // The key's low nibble: x * bit i of y, for i < 4.
-    let xw = x as u128;
-    r ^= xw & (y.nib[0] as u128);
-    r ^= (xw << 1) & (y.nib[1] as u128 | (y.nib[1] as u128) << 64);
-    r ^= (xw << 2) & (y.nib[2] as u128 | (y.nib[2] as u128) << 64);
-    r ^= (xw << 3) & (y.nib[3] as u128 | (y.nib[3] as u128) << 64);
-    r
+    let z0 = mul(xs[0], y0) ^ mul(xs[1], y3) ^ mul(xs[2], y2) ^ mul(xs[3], y1);
+    let mut r = z0 & W0;
+    let z1 = mul(xs[0], y1) ^ mul(xs[1], y0) ^ mul(xs[2], y3) ^ mul(xs[3], y2);
+    r |= z1 & W1;
+    let z2 = mul(xs[0], y2) ^ mul(xs[1], y1) ^ mul(xs[2], y0) ^ mul(xs[3], y3);
+    r |= z2 & W2;
+    let z3 = mul(xs[0], y3) ^ mul(xs[1], y2) ^ mul(xs[2], y1) ^ mul(xs[3], y0);
+    r |= z3 & W3;
+    // The key's low nibble: x * bit i of y, for i < 4 (shifts by constants, masks).
+    let (mut lo, mut hi) = (r as u64, (r >> 64) as u64);
+    lo ^= x & y.nib[0];
+    lo ^= (x << 1) & y.nib[1];
+    hi ^= (x >> 63) & y.nib[1];
+    lo ^= (x << 2) & y.nib[2];
+    hi ^= (x >> 62) & y.nib[2];
+    lo ^= (x << 3) & y.nib[3];
+    hi ^= (x >> 61) & y.nib[3];
+    (hi as u128) << 64 | lo as u128
 }
 
 /// One key power, prepared for Karatsuba: low half, high half, and their XOR.
@@ -218,6 +225,10 @@ pub(crate) fn ghash(k: &Key, acc: &mut u128, data: &[u8]) {
     let mut s = *acc;
     let mut chunks = data.chunks_exact(16 * BATCH);
     for c in &mut chunks {
+        // IMPLEMENTATION NOTE: an opaque key reference per batch keeps LLVM from hoisting all
+        // key words out of the loop into registers it does not have (it spilled copies of the
+        // key to the stack); the key is read as memory operands of `mul` instead.
+        let k = core::hint::black_box(k);
         let mut a = Acc::default();
         a.add(s ^ block(&c[..16]), &k.pow[BATCH - 1]);
         for j in 1..BATCH {
