@@ -556,6 +556,10 @@ impl Stream {
             .checked_add(buf.len() as u64)
             .filter(|&t| t <= MAX_MESSAGE_LEN)
             .ok_or(Error::new(ErrorKind::MessageTooLong))?;
+        if buf.is_empty() {
+            // Nothing happened: associated data may still follow.
+            return Ok(());
+        }
         self.start_data(gcm);
         let off = (self.msg_len % 16) as usize;
         self.msg_len = total;
@@ -637,7 +641,7 @@ impl<K: Borrow<AesGcm>> GcmEncryptor<K> {
     }
 
     /// Adds associated data (authenticated, not encrypted). Only before the first `update`
-    /// ([`ErrorKind::AadAfterData`]).
+    /// with data ([`ErrorKind::AadAfterData`]; an empty `update` does not count).
     pub fn aad(&mut self, aad: &[u8]) -> Result<(), Error> {
         self.st.aad(self.key.borrow(), aad)
     }
@@ -657,6 +661,11 @@ impl<K: Borrow<AesGcm>> GcmEncryptor<K> {
     /// Bytes of associated data and of message so far.
     pub fn lengths(&self) -> (u64, u64) {
         (self.st.aad_len, self.st.msg_len)
+    }
+
+    /// The key this stream runs on.
+    pub fn key(&self) -> &AesGcm {
+        self.key.borrow()
     }
 
     /// Ends the message and returns its tag.
@@ -715,6 +724,11 @@ impl<K: Borrow<AesGcm>> GcmDecryptor<K> {
     /// Bytes of associated data and of message so far.
     pub fn lengths(&self) -> (u64, u64) {
         (self.st.aad_len, self.st.msg_len)
+    }
+
+    /// The key this stream runs on.
+    pub fn key(&self) -> &AesGcm {
+        self.key.borrow()
     }
 
     /// Checks `tag` (exactly the key's tag length) in constant time:
