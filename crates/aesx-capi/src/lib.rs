@@ -142,7 +142,9 @@ pub(crate) fn error_status(e: aesx::Error) -> aesx_status {
         aesx::ErrorKind::InvalidNonceLength => AESX_ERR_NONCE_LENGTH,
         aesx::ErrorKind::InvalidTagLength => AESX_ERR_TAG_LENGTH,
         aesx::ErrorKind::AadAfterData => AESX_ERR_STATE,
-        aesx::ErrorKind::MessageTooLong | aesx::ErrorKind::AadTooLong => AESX_ERR_LENGTH_LIMIT,
+        aesx::ErrorKind::MessageTooLong
+        | aesx::ErrorKind::AadTooLong
+        | aesx::ErrorKind::LengthLimit => AESX_ERR_LENGTH_LIMIT,
         _ => AESX_ERR_INTERNAL,
     }
 }

@@ -38,6 +38,9 @@ pub enum ErrorKind {
     AadTooLong,
     /// Associated data was supplied after message data in a GCM stream.
     AadAfterData,
+    /// The call would run a CTR stream past its last byte position (2^64 - 1 bytes per
+    /// stream): nothing was processed, so no keystream is ever reused.
+    LengthLimit,
 }
 
 /// The error type of every fallible `aesx` call.
@@ -95,6 +98,9 @@ impl fmt::Display for Error {
             }
             ErrorKind::AadTooLong => "GCM associated data too long: at most 2^61 - 1 bytes",
             ErrorKind::AadAfterData => "GCM associated data must come before the message data",
+            ErrorKind::LengthLimit => {
+                "CTR stream limit: position + length would pass 2^64 - 1 bytes (nothing was processed)"
+            }
         })
     }
 }
