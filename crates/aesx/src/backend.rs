@@ -301,6 +301,63 @@ pub(crate) fn gcm_open(
     }
 }
 
+/// Largest message (bytes) and associated data (bytes) of [`gcm_small`]: with the lengths
+/// block that is at most 8 GHASH blocks, one batch of the xmm kernel.
+pub(crate) const SMALL_MSG: usize = 5 * 16;
+pub(crate) const SMALL_AAD: usize = 2 * 16;
+
+/// A whole small message in one call (the short-message path): `aad` is the associated data
+/// zero-padded to whole blocks (at most [`SMALL_AAD`] bytes), `buf` the message zero-padded to
+/// whole blocks (at most [`SMALL_MSG`] bytes) of which the first `len` are real. Encrypts or
+/// decrypts `buf` with CTR32 from `inc32(j0)`, hashes the AAD, the ciphertext (padding
+/// zeroed) and `lengths`, and returns the full tag `E(j0) ^ S`. Bytes of `buf` past `len`
+/// are left unspecified.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn gcm_small(
+    backend: Backend,
+    keys: &Keys,
+    gk: &GhashKey,
+    j0: &[u8; 16],
+    aad: &[u8],
+    buf: &mut [u8],
+    len: usize,
+    lengths: &[u8; 16],
+    seal: bool,
+) -> [u8; 16] {
+    debug_assert!(aad.len() <= SMALL_AAD && aad.len().is_multiple_of(16));
+    debug_assert!(buf.len() <= SMALL_MSG && buf.len().is_multiple_of(16) && len <= buf.len());
+    match (keys, gk) {
+        #[cfg(target_arch = "x86_64")]
+        (Keys::Hw(k), GhashKey::Clmul(h)) => {
+            gcm_aesni::small(k, h, j0, aad, buf, len, lengths, seal)
+        }
+        _ => {
+            let mut acc = 0u128;
+            ghash(gk, &mut acc, aad);
+            let mut ctr = *j0;
+            let c = u32::from_be_bytes(ctr[12..].try_into().unwrap()).wrapping_add(1);
+            ctr[12..].copy_from_slice(&c.to_be_bytes());
+            if !seal {
+                ghash(gk, &mut acc, buf);
+            }
+            ctr32_xor(backend, keys, &ctr, buf);
+            if seal {
+                buf[len..].fill(0);
+                ghash(gk, &mut acc, buf);
+            }
+            ghash(gk, &mut acc, lengths);
+            let mut t = *j0;
+            encrypt_blocks(backend, keys, &mut t);
+            t.iter_mut()
+                .zip(acc.to_be_bytes())
+                .for_each(|(x, y)| *x ^= y);
+            zeroize::Zeroize::zeroize(&mut acc);
+            t
+        }
+    }
+}
+
 /// Blocks per step of the generic GCM kernel (a multiple of every ECB batch width).
 const GENERIC_CHUNK: usize = 32;
 

@@ -240,9 +240,8 @@ pub(crate) fn ghash_n(k: &Key, acc: __m128i, data: &[u8]) -> __m128i {
     p.reduce()
 }
 
-#[inline]
 #[target_feature(enable = "pclmulqdq,sse4.2")]
-fn ghash_body(k: &Key, acc: &mut u128, data: &[u8]) {
+fn ghash_inner(k: &Key, acc: &mut u128, data: &[u8]) {
     let mut s = u128_to_m(*acc);
     let mut chunks = data.chunks_exact(16 * POWERS);
     for c in &mut chunks {
@@ -255,23 +254,8 @@ fn ghash_body(k: &Key, acc: &mut u128, data: &[u8]) {
     *acc = m_to_u128(s);
 }
 
-#[target_feature(enable = "pclmulqdq,sse4.2,avx")]
-fn ghash_avx(k: &Key, acc: &mut u128, data: &[u8]) {
-    ghash_body(k, acc, data)
-}
-
-#[target_feature(enable = "pclmulqdq,sse4.2")]
-fn ghash_sse(k: &Key, acc: &mut u128, data: &[u8]) {
-    ghash_body(k, acc, data)
-}
-
 /// `acc <- GHASH update over data` (whole blocks).
 pub(crate) fn ghash(k: &Key, acc: &mut u128, data: &[u8]) {
-    if crate::cpu::features().avx {
-        // SAFETY: a `Key` exists only where `available()` held; AVX was just checked.
-        unsafe { ghash_avx(k, acc, data) }
-    } else {
-        // SAFETY: a `Key` exists only where `available()` held (PCLMULQDQ, SSE4.2).
-        unsafe { ghash_sse(k, acc, data) }
-    }
+    // SAFETY: a `Key` exists only where `available()` held (PCLMULQDQ, SSE4.2).
+    unsafe { ghash_inner(k, acc, data) }
 }

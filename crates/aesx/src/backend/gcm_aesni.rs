@@ -197,6 +197,107 @@ fn tail<const NR: usize, const SEAL: bool>(
     s
 }
 
+/// The short-message path: J0 and the counter blocks in one AES pass of `W` lanes (lane 0 is
+/// J0), then GHASH of AAD, ciphertext and lengths with one reduction, tag in registers.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,sse4.2")]
+fn small_lanes<const NR: usize, const W: usize>(
+    k: &Keys,
+    h: &HKey,
+    j0: &[u8; 16],
+    aad: &[u8],
+    buf: &mut [u8],
+    len: usize,
+    lengths: &[u8; 16],
+    seal: bool,
+) -> [u8; 16] {
+    let bs = bswap_mask();
+    let c = _mm_shuffle_epi8(ld(j0), bs);
+    let n = buf.len() / 16;
+    let m = aad.len() / 16 + n + 1;
+    let mut p = Prod::zero();
+    let mut j = 0;
+    let mut hash = |p: &mut Prod, blk: __m128i| {
+        let (hp, hq) = clmul::power(h, m, j);
+        p.add(_mm_shuffle_epi8(blk, bs), hp, hq);
+        j += 1;
+    };
+    for i in 0..aad.len() / 16 {
+        hash(&mut p, ld_at(aad, i));
+    }
+    if !seal {
+        for i in 0..n {
+            hash(&mut p, ld_at(buf, i));
+        }
+    }
+    let k0 = rk(k, 0);
+    let mut x: [__m128i; W] = core::array::from_fn(|i| _mm_xor_si128(ctr_block(c, i, bs), k0));
+    for r in 1..NR {
+        let kr = rk(k, r);
+        x = x.map(|v| _mm_aesenc_si128(v, kr));
+    }
+    let kl = rk(k, NR);
+    for i in 0..n {
+        let d = _mm_xor_si128(ld_at(buf, i), kl);
+        st_at(buf, i, _mm_aesenclast_si128(x[i + 1], d));
+    }
+    if seal {
+        buf[len..].fill(0);
+        for i in 0..n {
+            hash(&mut p, ld_at(buf, i));
+        }
+    }
+    hash(&mut p, ld(lengths));
+    let s = _mm_shuffle_epi8(p.reduce(), bs);
+    let t = _mm_aesenclast_si128(x[0], _mm_xor_si128(kl, s));
+    let mut out = [0u8; 16];
+    clmul::st(&mut out, t);
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "aes,pclmulqdq,sse4.2")]
+fn small_inner<const NR: usize>(
+    k: &Keys,
+    h: &HKey,
+    j0: &[u8; 16],
+    aad: &[u8],
+    buf: &mut [u8],
+    len: usize,
+    lengths: &[u8; 16],
+    seal: bool,
+) -> [u8; 16] {
+    match buf.len() / 16 {
+        0 | 1 => small_lanes::<NR, 2>(k, h, j0, aad, buf, len, lengths, seal),
+        2 | 3 => small_lanes::<NR, 4>(k, h, j0, aad, buf, len, lengths, seal),
+        _ => small_lanes::<NR, 8>(k, h, j0, aad, buf, len, lengths, seal),
+    }
+}
+
+/// Safe entry point of the short-message path (see `backend::gcm_small`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn small(
+    k: &Keys,
+    h: &HKey,
+    j0: &[u8; 16],
+    aad: &[u8],
+    buf: &mut [u8],
+    len: usize,
+    lengths: &[u8; 16],
+    seal: bool,
+) -> [u8; 16] {
+    debug_assert!(aad.len() / 16 + buf.len() / 16 < POWERS && buf.len() / 16 < 8);
+    // SAFETY: as for `seal` below (hardware keys and a PCLMULQDQ key imply the features).
+    unsafe {
+        match k.rounds {
+            10 => small_inner::<10>(k, h, j0, aad, buf, len, lengths, seal),
+            12 => small_inner::<12>(k, h, j0, aad, buf, len, lengths, seal),
+            _ => small_inner::<14>(k, h, j0, aad, buf, len, lengths, seal),
+        }
+    }
+}
+
 #[inline]
 #[target_feature(enable = "aes,pclmulqdq,sse4.2")]
 fn seal_body<const NR: usize>(k: &Keys, h: &HKey, ctr: &[u8; 16], acc: &mut u128, buf: &mut [u8]) {
@@ -238,18 +339,9 @@ fn open_body<const NR: usize>(k: &Keys, h: &HKey, ctr: &[u8; 16], acc: &mut u128
 }
 
 macro_rules! entries {
-    ($($name:ident, $body:ident, $avx:ident, $sse:ident;)*) => {$(
-        #[target_feature(enable = "aes,pclmulqdq,sse4.2,avx")]
-        fn $avx(k: &Keys, h: &HKey, ctr: &[u8; 16], acc: &mut u128, buf: &mut [u8]) {
-            match k.rounds {
-                10 => $body::<10>(k, h, ctr, acc, buf),
-                12 => $body::<12>(k, h, ctr, acc, buf),
-                _ => $body::<14>(k, h, ctr, acc, buf),
-            }
-        }
-
+    ($($name:ident, $body:ident, $inner:ident;)*) => {$(
         #[target_feature(enable = "aes,pclmulqdq,sse4.2")]
-        fn $sse(k: &Keys, h: &HKey, ctr: &[u8; 16], acc: &mut u128, buf: &mut [u8]) {
+        fn $inner(k: &Keys, h: &HKey, ctr: &[u8; 16], acc: &mut u128, buf: &mut [u8]) {
             match k.rounds {
                 10 => $body::<10>(k, h, ctr, acc, buf),
                 12 => $body::<12>(k, h, ctr, acc, buf),
@@ -260,20 +352,19 @@ macro_rules! entries {
         /// Safe entry point (see the module docs); whole blocks only.
         pub(crate) fn $name(k: &Keys, h: &HKey, ctr: &[u8; 16], acc: &mut u128, buf: &mut [u8]) {
             debug_assert!(buf.len().is_multiple_of(16));
-            if crate::cpu::features().avx {
-                // SAFETY: the hardware `Keys` exist only for backends whose availability
-                // checked AES-NI and SSE4.2, and a `clmul::Key` only where PCLMULQDQ is
-                // present (`GhashKey::from_h`); AVX was just checked.
-                unsafe { $avx(k, h, ctr, acc, buf) }
-            } else {
-                // SAFETY: as above, without AVX.
-                unsafe { $sse(k, h, ctr, acc, buf) }
-            }
+            // SAFETY: the hardware `Keys` exist only for backends whose availability checked
+            // AES-NI and SSE4.2, and a `clmul::Key` only where PCLMULQDQ is present
+            // (`GhashKey::from_h`).
+            unsafe { $inner(k, h, ctr, acc, buf) }
         }
     )*};
 }
 
+// IMPLEMENTATION NOTE: one SSE build, no AVX twin. Compiling a second copy with AVX (VEX
+// three-operand forms) needs the whole body inlined into a `#[target_feature]` wrapper, which
+// LLVM declines for bodies this size (a wrapper alone compiles nothing with AVX); the register
+// copies VEX would save are eliminated at rename on the CPUs this kernel serves anyway.
 entries! {
-    seal, seal_body, seal_avx, seal_sse;
-    open, open_body, open_avx, open_sse;
+    seal, seal_body, seal_inner;
+    open, open_body, open_inner;
 }

@@ -275,8 +275,37 @@ impl AesGcm {
         }
     }
 
+    /// The short-message path: message and AAD copied into zero-padded stack blocks, one
+    /// kernel call for keystream, GHASH and tag.
+    fn crypt_small(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8], seal: bool) -> [u8; 16] {
+        let (b, keys) = self.aes.kernels();
+        let mut a = [0u8; backend::SMALL_AAD];
+        a[..aad.len()].copy_from_slice(aad);
+        let mut m = [0u8; backend::SMALL_MSG];
+        m[..buf.len()].copy_from_slice(buf);
+        let (na, nm) = (aad.len().div_ceil(16) * 16, buf.len().div_ceil(16) * 16);
+        let lengths = lengths_block(aad.len() as u64, buf.len() as u64);
+        let t = backend::gcm_small(
+            b,
+            keys,
+            &self.ghash,
+            j0,
+            &a[..na],
+            &mut m[..nm],
+            buf.len(),
+            &lengths,
+            seal,
+        );
+        buf.copy_from_slice(&m[..buf.len()]);
+        m.zeroize();
+        t
+    }
+
     /// CTR32 + GHASH over `buf` (any length), sealing or opening; returns the full tag.
     fn crypt(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8], seal: bool) -> [u8; 16] {
+        if buf.len() <= backend::SMALL_MSG && aad.len() <= backend::SMALL_AAD {
+            return self.crypt_small(j0, aad, buf, seal);
+        }
         let (b, keys) = self.aes.kernels();
         let mut acc = 0u128;
         self.ghash_padded(&mut acc, aad);
