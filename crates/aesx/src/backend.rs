@@ -61,6 +61,8 @@ pub(crate) mod clmul;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gcm_aesni;
 pub(crate) mod ghash_soft;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod ghash_soft_bmi2;
 pub(crate) mod soft;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod vaes256;
@@ -205,6 +207,9 @@ dispatch! {
 
 /// A GHASH key in the layout of the GHASH kernel that goes with a backend. Zeroized on drop
 /// (each variant's own `Drop`).
+// Inline like `Keys`: the hardware layout is used on every call and stays next to the AES
+// schedule; the large software layout is boxed when an allocator exists.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum GhashKey {
     Soft(Big<ghash_soft::Key>),
     /// PCLMULQDQ on xmm (aesni, and vaes256/vaes512 until their fused kernels exist).

@@ -406,7 +406,7 @@ fn random_chunks_mut<'a>(rng: &mut Rng, mut v: &'a mut [u8]) -> Vec<&'a mut [u8]
     let mut out = vec![];
     while !v.is_empty() {
         let r = rng.next_u64() as usize;
-        let n = if r % 4 == 0 {
+        let n = if r.is_multiple_of(4) {
             (r >> 8) % 17
         } else {
             (r >> 8) % 600
