@@ -422,7 +422,8 @@ macro_rules! fugue_rounds {
         #[inline]
         #[target_feature(enable = $feat)]
         fn turn<const V: u8>(g: &mut [__m128i; 12], r: &mut __m128i, m: &[u8]) {
-            let w = |i: usize| i32::from_ne_bytes([m[4 * i], m[4 * i + 1], m[4 * i + 2], m[4 * i + 3]]);
+            let w =
+                |i: usize| i32::from_ne_bytes([m[4 * i], m[4 * i + 1], m[4 * i + 2], m[4 * i + 3]]);
             match V {
                 0 => {
                     round::<V, 9, true>(g, r, w(0));
