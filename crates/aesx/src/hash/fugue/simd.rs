@@ -12,11 +12,17 @@
 //! with them. Any fixed byte permutation the S-box instruction applies (AESENCLAST's
 //! ShiftRows) and the column order the next round wants are folded into the same tables.
 //!
-//! IMPLEMENTATION NOTE (state). The state lives in 10 or 12 registers of three columns each
+//! IMPLEMENTATION NOTE (state). The state lives in 10 or 12 groups of three columns each
 //! (dword 3 always zero), so ROR3 is a change of index: the loop is unrolled over one full turn
 //! (10 or 12 rounds) and every index is a compile-time constant. The four columns SMIX wrote
 //! stay in the SMIX output register `r` (in the order S1, S2, S3, S0, which is what the next
 //! round's CMIX + SMIX input needs) and are written into the groups off the critical path.
+//! A full turn absorbs a whole number of words (5, 4 or 3), so `turn` has TIX at fixed rounds
+//! and no branch; the generic `step` only handles the last words and the final rounds.
+//! With 16 xmm registers the groups cannot all stay in registers next to the SMIX
+//! temporaries: `fugue_rounds` (aesni, vpaes) lets a backend keep them in an aligned array
+//! with explicit loads and stores (`MEM_GROUPS`, see `gl`); `fugue_rounds_v1` (gfni, 32
+//! registers) is the earlier machine, unchanged.
 
 use core::arch::x86_64::*;
 
