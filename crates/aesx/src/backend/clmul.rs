@@ -211,13 +211,31 @@ fn powers(h: &[u8; 16], k: &mut Key) {
     }
 }
 
+/// `pow[i]` and `kara[i]`, read from the key at each use.
+///
+/// IMPLEMENTATION NOTE: volatile, so that LLVM neither hoists all 16 key vectors out of the
+/// loops (there are not enough registers; it copied them to the stack, where they stayed
+/// after the call) nor spills copies: they are read in place, as memory operands.
+#[inline(always)]
+pub(crate) fn key_at(k: &Key, i: usize) -> (__m128i, __m128i) {
+    let p: *const [u8; 16] = &k.pow[i];
+    let q: *const [u8; 16] = &k.kara[i];
+    // SAFETY: both point to 16 initialised bytes inside `k`, at 16-byte aligned offsets of
+    // this `repr(C, align(16))` struct.
+    unsafe {
+        (
+            core::ptr::read_volatile(p.cast::<__m128i>()),
+            core::ptr::read_volatile(q.cast::<__m128i>()),
+        )
+    }
+}
+
 /// The powers H^n..H^1 (and their Karatsuba halves) for a batch of `n <= POWERS` blocks:
 /// block j of the batch is multiplied by `pow[POWERS - n + j]`.
 #[inline]
 #[target_feature(enable = "pclmulqdq,sse4.2")]
 pub(crate) fn power(k: &Key, n: usize, j: usize) -> (__m128i, __m128i) {
-    let i = POWERS - n + j;
-    (ld(&k.pow[i]), ld(&k.kara[i]))
+    key_at(k, POWERS - n + j)
 }
 
 /// Hashes `n` (1..=POWERS) blocks of `data` into `acc` with one reduction. `data` holds
