@@ -47,7 +47,8 @@
 //! | AES backend | GHASH | fused kernel |
 //! |---|---|---|
 //! | aesni, vaes256, vaes512 with PCLMULQDQ | [`clmul`]: H^8..H^1, Karatsuba | [`gcm_aesni`]: 8 blocks per iteration |
-//! | soft, vpaes (or any backend without PCLMULQDQ) | [`ghash_soft`]: ctmul | generic: ECB of counter blocks + GHASH, 32 blocks at a time |
+//! | soft, vpaes (or any backend without PCLMULQDQ), CPU with AVX2 | [`ghash_avx2`]: ctmul on 32-bit limbs, 4 lanes | generic: ECB of counter blocks + GHASH, 32 blocks at a time |
+//! | the same without AVX2 | [`ghash_soft`]: ctmul, 64-bit (`mulx` asm with BMI2) | generic |
 //!
 //! IMPLEMENTATION NOTE (where a VAES kernel plugs in): a fused VAES kernel adds a `GhashKey`
 //! variant with its own power layout (e.g. H^16..H^1 for zmm, plus Karatsuba halves), built in
@@ -60,6 +61,8 @@ pub(crate) mod aesni;
 pub(crate) mod clmul;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gcm_aesni;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod ghash_avx2;
 pub(crate) mod ghash_soft;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod ghash_soft_bmi2;
@@ -212,6 +215,9 @@ dispatch! {
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum GhashKey {
     Soft(Big<ghash_soft::Key>),
+    /// Integer-multiply GHASH on AVX2 lanes (soft/vpaes on CPUs with AVX2).
+    #[cfg(target_arch = "x86_64")]
+    Avx2(Big<ghash_avx2::Key>),
     /// PCLMULQDQ on xmm (aesni, and vaes256/vaes512 until their fused kernels exist).
     #[cfg(target_arch = "x86_64")]
     Clmul(clmul::Key),
@@ -237,6 +243,10 @@ impl GhashKey {
         {
             return GhashKey::Clmul(clmul::Key::new(h));
         }
+        #[cfg(target_arch = "x86_64")]
+        if ghash_avx2::available() {
+            return GhashKey::Avx2(big(ghash_avx2::Key::new(h)));
+        }
         let _ = backend;
         GhashKey::Soft(big(ghash_soft::Key::new(h)))
     }
@@ -247,10 +257,12 @@ impl GhashKey {
         GhashKey::Soft(big(ghash_soft::Key::new(h)))
     }
 
-    /// The kernel's name, for tests and reports ("soft" or "clmul").
+    /// The kernel's name, for tests and reports ("soft", "avx2" or "clmul").
     pub(crate) fn kind(&self) -> &'static str {
         match self {
             GhashKey::Soft(_) => "soft",
+            #[cfg(target_arch = "x86_64")]
+            GhashKey::Avx2(_) => "avx2",
             #[cfg(target_arch = "x86_64")]
             GhashKey::Clmul(_) => "clmul",
         }
@@ -263,6 +275,8 @@ pub(crate) fn ghash(gk: &GhashKey, acc: &mut u128, data: &[u8]) {
     debug_assert!(data.len().is_multiple_of(16));
     match gk {
         GhashKey::Soft(k) => ghash_soft::ghash(k, acc, data),
+        #[cfg(target_arch = "x86_64")]
+        GhashKey::Avx2(k) => ghash_avx2::ghash(k, acc, data),
         #[cfg(target_arch = "x86_64")]
         GhashKey::Clmul(k) => clmul::ghash(k, acc, data),
     }

@@ -189,7 +189,7 @@ impl Acc {
 /// `[c0, c1, c2, c3] * x^-128 mod P` (c0 least significant): two folds by
 /// x^-64 using `P = 1 + x^64 (x^63 + x^62 + x^57) + x^128`.
 #[inline(always)]
-fn reduce4(c0: u64, c1: u64, c2: u64, c3: u64) -> u128 {
+pub(crate) fn reduce4(c0: u64, c1: u64, c2: u64, c3: u64) -> u128 {
     let c1 = c1 ^ (c0 << 63) ^ (c0 << 62) ^ (c0 << 57);
     let c2 = c2 ^ c0 ^ (c0 >> 1) ^ (c0 >> 2) ^ (c0 >> 7);
     let c2 = c2 ^ (c1 << 63) ^ (c1 << 62) ^ (c1 << 57);

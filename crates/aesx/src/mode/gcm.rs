@@ -208,7 +208,8 @@ impl AesGcm {
         &self.aes
     }
 
-    /// The GHASH kernel in use: "clmul" (PCLMULQDQ) or "soft" (constant-time integer).
+    /// The GHASH kernel in use: "clmul" (PCLMULQDQ), "avx2" (constant-time integer multiplies
+    /// on AVX2 lanes) or "soft" (constant-time scalar integer multiplies).
     pub fn ghash_kernel(&self) -> &'static str {
         self.ghash.kind()
     }
