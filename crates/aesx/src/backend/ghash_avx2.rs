@@ -146,10 +146,10 @@ impl Acc {
 #[target_feature(enable = "avx2")]
 fn limb_product(xc: &[__m256i; 4], yj: &[u64; 4]) -> __m256i {
     let mut z = [_mm256_setzero_si256(); 4];
-    for d in 0..4 {
+    for (d, yd) in yj.iter().enumerate() {
         // A key word read in place (volatile: neither hoisted into registers nor copied to
         // the stack), broadcast to the four lanes.
-        let p: *const u64 = &yj[d];
+        let p: *const u64 = yd;
         // SAFETY: `p` points to a valid, aligned u64 inside the key.
         let v = unsafe { core::ptr::read_volatile(p) };
         let yb = _mm256_set1_epi64x(v as i64);
