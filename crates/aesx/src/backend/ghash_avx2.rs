@@ -153,14 +153,14 @@ fn limb_product(xc: &[__m256i; 4], yj: &[u64; 4]) -> __m256i {
         // SAFETY: `p` points to a valid, aligned u64 inside the key.
         let v = unsafe { core::ptr::read_volatile(p) };
         let yb = _mm256_set1_epi64x(v as i64);
-        for c in 0..4 {
+        for (c, &x) in xc.iter().enumerate() {
             let k = (c + d) & 3;
-            z[k] = _mm256_xor_si256(z[k], _mm256_mul_epu32(xc[c], yb));
+            z[k] = _mm256_xor_si256(z[k], _mm256_mul_epu32(x, yb));
         }
     }
-    let mut r = _mm256_and_si256(z[0], _mm256_set1_epi64x(C64[0] as i64));
-    for k in 1..4 {
-        r = _mm256_or_si256(r, _mm256_and_si256(z[k], _mm256_set1_epi64x(C64[k] as i64)));
+    let mut r = _mm256_setzero_si256();
+    for (zk, &m) in z.iter().zip(&C64) {
+        r = _mm256_or_si256(r, _mm256_and_si256(*zk, _mm256_set1_epi64x(m as i64)));
     }
     r
 }
