@@ -42,7 +42,8 @@ pub mod mode;
 #[cfg(feature = "rayon")]
 pub mod parallel;
 
-pub use cpu::{Backend, CpuFeatures};
+pub use backend::Backend;
+pub use cpu::CpuFeatures;
 pub use error::{Error, ErrorKind};
 pub use mode::cbc::{CbcDecryptor, CbcEncryptor, pkcs7_pad, pkcs7_unpad};
 #[cfg(feature = "alloc")]

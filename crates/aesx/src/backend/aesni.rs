@@ -90,27 +90,10 @@ pub(crate) enum Variant {
 }
 
 /// The variant `expand` uses on this CPU: AESKEYGENASSIST is as cheap as AESENC on AMD, but
-/// 3x slower on Intel cores, where AESENCLAST + PSHUFB wins.
-/// Decided once: CPUID is a VM exit under a hypervisor (microseconds), far too slow per key.
-/// Bit 0: use AESKEYGENASSIST; bit 1: the CPU has AVX; bit 7: decided.
-#[inline]
-fn choice() -> u8 {
-    use core::sync::atomic::{AtomicU8, Ordering};
-    static CHOICE: AtomicU8 = AtomicU8::new(0);
-    let c = CHOICE.load(Ordering::Relaxed);
-    if c & 0x80 != 0 {
-        return c;
-    }
-    let v = __cpuid(0);
-    // "AuthenticAMD" / "HygonGenuine": ebx = "Auth" / "Hygo".
-    let amd = v.ebx == u32::from_le_bytes(*b"Auth") || v.ebx == u32::from_le_bytes(*b"Hygo");
-    let c = 0x80 | amd as u8 | (crate::cpu::features().avx as u8) << 1;
-    CHOICE.store(c, Ordering::Relaxed);
-    c
-}
-
+/// 3x slower on Intel cores, where AESENCLAST + PSHUFB wins. The vendor comes from the cached
+/// detection (`cpu`): CPUID is a VM exit under a hypervisor (microseconds), far too slow per key.
 pub(crate) fn preferred_variant() -> Variant {
-    if choice() & 1 != 0 {
+    if crate::cpu::amd_like() {
         Variant::Assist
     } else {
         Variant::Enclast
@@ -140,7 +123,7 @@ impl Keys {
 #[inline(never)]
 pub(crate) fn expand_into(key: &[u8], v: Variant, k: &mut Keys) {
     k.rounds = key.len() / 4 + 6;
-    if choice() & 2 != 0 {
+    if crate::cpu::features().avx {
         // SAFETY: reached only through `Backend::{Aesni, Vaes256, Vaes512}`, whose availability
         // (AES-NI and SSE4.2) `Aes::with_backend` checked; AVX was just checked.
         unsafe { expand_hw_avx(key, v, k) }
