@@ -24,6 +24,8 @@
 pub(crate) mod aesni;
 pub(crate) mod soft;
 #[cfg(target_arch = "x86_64")]
+pub(crate) mod vaes;
+#[cfg(target_arch = "x86_64")]
 pub(crate) mod vaes256;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod vaes512;
@@ -244,6 +246,17 @@ impl Keys {
     }
 }
 
+// TEMPORARY A/B switch (not to be committed).
+fn old256() -> bool {
+    use std::sync::atomic::AtomicU8;
+    static F: AtomicU8 = AtomicU8::new(0);
+    let v = F.load(Ordering::Relaxed);
+    if v != 0 { return v == 2; }
+    let o = std::env::var_os("AESX_OLD256").is_some();
+    F.store(if o { 2 } else { 1 }, Ordering::Relaxed);
+    o
+}
+
 /// Declares one dispatching function per kernel; the match is written once, here.
 macro_rules! dispatch {
     ($( $(#[$m:meta])* fn $name:ident( $($arg:ident : $ty:ty),* ); )*) => {$(
@@ -257,7 +270,8 @@ macro_rules! dispatch {
                 #[cfg(target_arch = "x86_64")]
                 Keys::Hw(k) => match backend {
                     Backend::Vaes512 => vaes512::$name(k, $($arg),*),
-                    Backend::Vaes256 => vaes256::$name(k, $($arg),*),
+                    Backend::Vaes256 if old256() => vaes256::$name(k, $($arg),*),
+                    Backend::Vaes256 => vaes::ymm::$name(k, $($arg),*),
                     _ => aesni::$name(k, $($arg),*),
                 },
             }

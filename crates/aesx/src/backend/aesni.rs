@@ -323,6 +323,40 @@ pub(crate) fn dec_keys<const NR: usize>(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
     k
 }
 
+/// The equivalent-inverse-cipher schedule for AESDEC in memory, for kernels that load a round
+/// key per round: `[enc[NR], AESIMC(enc[NR-1]), ..., AESIMC(enc[1]), enc[0]]`. Wiped when
+/// dropped, so decryption leaves no derived schedule on the stack.
+#[repr(C, align(16))]
+pub(crate) struct DecSchedule(pub(crate) [[u8; 16]; 15]);
+
+impl Drop for DecSchedule {
+    fn drop(&mut self) {
+        for k in self.0.iter_mut() {
+            // SAFETY: `k` is a valid, exclusively borrowed, 16-byte aligned 16-byte array.
+            unsafe {
+                core::ptr::write_volatile(
+                    (k as *mut [u8; 16]).cast::<__m128i>(),
+                    _mm_setzero_si128(),
+                )
+            };
+        }
+        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Derives the [`DecSchedule`] of `rk`. Safety: the CPU has AES-NI.
+#[inline(always)]
+pub(crate) unsafe fn dec_schedule<const NR: usize>(rk: &Keys) -> DecSchedule {
+    let mut d = DecSchedule([[0; 16]; 15]);
+    d.0[0] = rk.enc[NR];
+    for i in 1..NR {
+        // SAFETY: AES-NI, which the caller's CPU has.
+        store(&mut d.0[i], unsafe { _mm_aesimc_si128(load(&rk.enc[NR - i])) });
+    }
+    d.0[NR] = rk.enc[0];
+    d
+}
+
 #[inline]
 #[target_feature(enable = "aes,sse4.2")]
 fn enc1<const NR: usize>(k: &[__m128i; 15], mut x: __m128i) -> __m128i {
