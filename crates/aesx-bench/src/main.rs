@@ -228,7 +228,7 @@ fn small(o: &Opts) {
 
 fn bulk(o: &Opts) {
     let size = o.size;
-    assert!(size % 16 == 0, "--size must be whole blocks");
+    assert!(size.is_multiple_of(16), "--size must be whole blocks");
     // About 1 ms of work per trial at ~10 GB/s.
     let calls = (10_000_000 / size).max(1);
     println!(

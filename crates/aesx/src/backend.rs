@@ -246,17 +246,6 @@ impl Keys {
     }
 }
 
-// TEMPORARY A/B switch (not to be committed).
-fn old256() -> bool {
-    use std::sync::atomic::AtomicU8;
-    static F: AtomicU8 = AtomicU8::new(0);
-    let v = F.load(Ordering::Relaxed);
-    if v != 0 { return v == 2; }
-    let o = std::env::var_os("AESX_OLD256").is_some();
-    F.store(if o { 2 } else { 1 }, Ordering::Relaxed);
-    o
-}
-
 /// Declares one dispatching function per kernel; the match is written once, here.
 macro_rules! dispatch {
     ($( $(#[$m:meta])* fn $name:ident( $($arg:ident : $ty:ty),* ); )*) => {$(
@@ -270,8 +259,7 @@ macro_rules! dispatch {
                 #[cfg(target_arch = "x86_64")]
                 Keys::Hw(k) => match backend {
                     Backend::Vaes512 => vaes512::$name(k, $($arg),*),
-                    Backend::Vaes256 if old256() => vaes256::$name(k, $($arg),*),
-                    Backend::Vaes256 => vaes::ymm::$name(k, $($arg),*),
+                    Backend::Vaes256 => vaes256::$name(k, $($arg),*),
                     _ => aesni::$name(k, $($arg),*),
                 },
             }

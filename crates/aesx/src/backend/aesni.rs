@@ -351,7 +351,9 @@ pub(crate) unsafe fn dec_schedule<const NR: usize>(rk: &Keys) -> DecSchedule {
     d.0[0] = rk.enc[NR];
     for i in 1..NR {
         // SAFETY: AES-NI, which the caller's CPU has.
-        store(&mut d.0[i], unsafe { _mm_aesimc_si128(load(&rk.enc[NR - i])) });
+        store(&mut d.0[i], unsafe {
+            _mm_aesimc_si128(load(&rk.enc[NR - i]))
+        });
     }
     d.0[NR] = rk.enc[0];
     d

@@ -43,6 +43,11 @@ impl Vector for __m256i {
         unsafe { _mm256_broadcastsi128_si256(x) }
     }
     #[inline(always)]
+    unsafe fn splat_qwords(q: &[u64; 2]) -> Self {
+        // SAFETY: forwarded (AVX2).
+        unsafe { _mm256_blend_epi32::<0b1100_1100>(qword_load(&q[0]), qword_load(&q[1])) }
+    }
+    #[inline(always)]
     unsafe fn zero() -> Self {
         // SAFETY: AVX (the caller's CPU has it).
         unsafe { _mm256_setzero_si256() }
@@ -51,11 +56,6 @@ impl Vector for __m256i {
     unsafe fn xor(a: Self, b: Self) -> Self {
         // SAFETY: AVX2.
         unsafe { _mm256_xor_si256(a, b) }
-    }
-    #[inline(always)]
-    unsafe fn and(a: Self, b: Self) -> Self {
-        // SAFETY: AVX2.
-        unsafe { _mm256_and_si256(a, b) }
     }
     #[inline(always)]
     unsafe fn xor_and(a: Self, b: Self, c: Self) -> Self {
@@ -139,8 +139,25 @@ unsafe fn broadcast_load(k: &[u8; 16]) -> __m256i {
     v
 }
 
-// Entry points, compiled with the ymm features. SAFETY (all): `Backend::Vaes256` dispatches
-// here only after `Aes::with_backend` checked AVX2, VAES, AES-NI and SSE4.2 (`is_available`).
+/// VPBROADCASTQ from memory (a load, no shuffle), kept in place like [`broadcast_load`].
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn qword_load(q: &u64) -> __m256i {
+    let v: __m256i;
+    // SAFETY: `q` is 8 readable bytes and VPBROADCASTQ reads exactly those; AVX2 is enabled.
+    unsafe {
+        asm!(
+            "vpbroadcastq {v}, qword ptr [{p}]",
+            v = out(ymm_reg) v,
+            p = in(reg) q as *const u64,
+            options(nostack, preserves_flags, readonly),
+        )
+    };
+    v
+}
+
+// Entry points, compiled with the ymm features. SAFETY (all): `Backend::Vaes256` (`vaes256.rs`)
+// dispatches here only after `Aes::with_backend` checked AVX2, VAES, AES-NI and SSE4.2 (`is_available`).
 
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn ecb_enc<const NR: usize>(k: &Keys, buf: &mut [u8]) {
@@ -162,8 +179,6 @@ fn ctr<const NR: usize>(k: &Keys, c: u128, buf: &mut [u8]) {
     // SAFETY: the target features above.
     unsafe { super::ctr::<__m256i, NR>(k, c, buf) }
 }
-
-pub(crate) use crate::backend::aesni::cbc_encrypt;
 
 pub(crate) fn encrypt_blocks(k: &Keys, buf: &mut [u8]) {
     // SAFETY: see above.

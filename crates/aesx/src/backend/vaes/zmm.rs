@@ -50,6 +50,11 @@ impl Vector for __m512i {
         unsafe { _mm512_broadcast_i32x4(x) }
     }
     #[inline(always)]
+    unsafe fn splat_qwords(q: &[u64; 2]) -> Self {
+        // SAFETY: AVX-512F.
+        unsafe { _mm512_broadcast_i32x4(_mm_set_epi64x(q[1] as i64, q[0] as i64)) }
+    }
+    #[inline(always)]
     unsafe fn zero() -> Self {
         // SAFETY: AVX (the caller's CPU has it).
         unsafe { _mm512_setzero_si512() }
@@ -58,11 +63,6 @@ impl Vector for __m512i {
     unsafe fn xor(a: Self, b: Self) -> Self {
         // SAFETY: AVX2.
         unsafe { _mm512_xor_si512(a, b) }
-    }
-    #[inline(always)]
-    unsafe fn and(a: Self, b: Self) -> Self {
-        // SAFETY: AVX2.
-        unsafe { _mm512_and_si512(a, b) }
     }
     #[inline(always)]
     unsafe fn xor_and(a: Self, b: Self, c: Self) -> Self {
@@ -150,9 +150,6 @@ fn ctr<const NR: usize>(k: &Keys, c: u128, buf: &mut [u8]) {
     // SAFETY: the target features above.
     unsafe { super::ctr::<__m512i, NR>(k, c, buf) }
 }
-
-#[cfg_attr(not(test), allow(unused_imports))]
-pub(crate) use crate::backend::aesni::cbc_encrypt;
 
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn encrypt_blocks(k: &Keys, buf: &mut [u8]) {
