@@ -108,59 +108,56 @@ macro_rules! by_nr {
 }
 use by_nr;
 
-/// Runs `$body` with `N` bound to the smallest of 1, 2, 4, 8 vectors that covers `$vecs`.
+/// Runs `$f::<V, NR, N>` with `N` = `$vecs` (0..=VECS) vectors, the last possibly partial. Exact
+/// counts: a vector past the end (zero-filled, store skipped) made LLVM split the blocks' AES
+/// chains into conditional pieces, hoist the round keys and spill them.
 macro_rules! by_count {
     ($vecs:expr, $f:ident :: <$v:ty, $nr:ident> ( $($a:expr),* )) => {
         match $vecs {
             0 => {}
             1 => $f::<$v, $nr, 1>($($a),*),
             2 => $f::<$v, $nr, 2>($($a),*),
-            3 | 4 => $f::<$v, $nr, 4>($($a),*),
+            3 => $f::<$v, $nr, 3>($($a),*),
+            4 => $f::<$v, $nr, 4>($($a),*),
+            5 => $f::<$v, $nr, 5>($($a),*),
+            6 => $f::<$v, $nr, 6>($($a),*),
+            7 => $f::<$v, $nr, 7>($($a),*),
             _ => $f::<$v, $nr, 8>($($a),*),
         }
     };
 }
 
-/// Loads vector `i` of `buf`: a whole register unless `TAIL`, where it may be partial (the
-/// blocks left) or past the end (zero). Branches depend only on the length.
+/// Loads vector `i` of the `n` vectors of `buf`: a whole register, except that with `TAIL` the
+/// last one (`i == n - 1`) may hold fewer blocks (at least one). `i` and `n` are constants
+/// after unrolling, so only the last vector of a tail has a branch, on the length.
 #[inline(always)]
-unsafe fn load_at<V: Vector, const TAIL: bool>(buf: &[u8], i: usize) -> V {
+unsafe fn load_at<V: Vector, const TAIL: bool>(buf: &[u8], i: usize, n: usize) -> V {
     let off = V::BYTES * i;
     let p = buf.as_ptr().wrapping_add(off);
-    if !TAIL {
-        debug_assert!(off + V::BYTES <= buf.len());
-        // SAFETY: a full batch holds `VECS` whole registers.
-        return unsafe { V::load(p) };
-    }
-    let have = buf.len().saturating_sub(off);
-    if have >= V::BYTES {
-        // SAFETY: `V::BYTES` bytes at `p` lie inside `buf`; the caller's CPU runs `V`.
+    let have = buf.len().wrapping_sub(off);
+    debug_assert!(have >= 16 && (i + 1 == n || have >= V::BYTES));
+    if !TAIL || i + 1 < n || have >= V::BYTES {
+        // SAFETY: a full register at `p` lies inside `buf` (the caller's batch or tail shape);
+        // the caller's CPU runs `V`.
         unsafe { V::load(p) }
-    } else if have > 0 {
-        // SAFETY: `have / 16` whole blocks at `p` lie inside `buf`.
-        unsafe { V::load_part(p, have / 16) }
     } else {
-        // SAFETY: the caller's CPU runs `V`.
-        unsafe { V::zero() }
+        // SAFETY: `have / 16` (>= 1) whole blocks at `p` lie inside `buf`.
+        unsafe { V::load_part(p, have / 16) }
     }
 }
 
-/// Stores vector `i` of `buf`, like [`load_at`].
+/// Stores vector `i` of `n`, like [`load_at`].
 #[inline(always)]
-unsafe fn store_at<V: Vector, const TAIL: bool>(buf: &mut [u8], i: usize, v: V) {
+unsafe fn store_at<V: Vector, const TAIL: bool>(buf: &mut [u8], i: usize, n: usize, v: V) {
     let off = V::BYTES * i;
     let p = buf.as_mut_ptr().wrapping_add(off);
-    if !TAIL {
-        debug_assert!(off + V::BYTES <= buf.len());
-        // SAFETY: a full batch holds `VECS` whole registers.
-        return unsafe { V::store(p, v) };
-    }
-    let have = buf.len().saturating_sub(off);
-    if have >= V::BYTES {
-        // SAFETY: `V::BYTES` bytes at `p` lie inside `buf`; the caller's CPU runs `V`.
+    let have = buf.len().wrapping_sub(off);
+    debug_assert!(have >= 16 && (i + 1 == n || have >= V::BYTES));
+    if !TAIL || i + 1 < n || have >= V::BYTES {
+        // SAFETY: as in `load_at`.
         unsafe { V::store(p, v) }
-    } else if have > 0 {
-        // SAFETY: `have / 16` whole blocks at `p` lie inside `buf`.
+    } else {
+        // SAFETY: `have / 16` (>= 1) whole blocks at `p` lie inside `buf`.
         unsafe { V::store_part(p, have / 16, v) }
     }
 }
@@ -187,7 +184,7 @@ unsafe fn ecb_vecs<
         let k0 = V::round_key(&ks[0]);
         let mut x: [V; N] = [V::zero(); N];
         for i in 0..N {
-            x[i] = V::xor(load_at::<V, TAIL>(buf, i), k0);
+            x[i] = V::xor(load_at::<V, TAIL>(buf, i, N), k0);
         }
         for r in 1..NR {
             let k = V::round_key(&ks[r]);
@@ -206,7 +203,7 @@ unsafe fn ecb_vecs<
             } else {
                 V::aesenclast(x[i], kl)
             };
-            store_at::<V, TAIL>(buf, i, y);
+            store_at::<V, TAIL>(buf, i, N, y);
         }
     }
 }
@@ -285,7 +282,7 @@ unsafe fn cbc_dec_vecs<V: Vector, const NR: usize, const N: usize, const TAIL: b
         let k0 = V::round_key(&dk[0]);
         let mut x: [V; N] = [V::zero(); N];
         for i in 0..N {
-            x[i] = V::xor(load_at::<V, TAIL>(c, i), k0);
+            x[i] = V::xor(load_at::<V, TAIL>(c, i, N), k0);
         }
         // The last ciphertext block of a full batch, before it is overwritten (a tail is the
         // last call, with no batch after it).
@@ -303,20 +300,18 @@ unsafe fn cbc_dec_vecs<V: Vector, const NR: usize, const N: usize, const TAIL: b
         let kl = V::round_key(&dk[NR]);
         for i in (0..N).rev() {
             let chain = if i == 0 {
-                V::prev_blocks(*carry, load_at::<V, TAIL>(c, 0))
+                V::prev_blocks(*carry, load_at::<V, TAIL>(c, 0, N))
             } else {
                 let off = V::BYTES * i - 16;
-                let have = c.len().saturating_sub(off);
-                let p = c.as_ptr().add(off.min(c.len()));
-                if !TAIL || have >= V::BYTES {
+                let have = c.len() - off;
+                let p = c.as_ptr().add(off);
+                if !TAIL || i + 1 < N || have >= V::BYTES {
                     V::load(p)
-                } else if have > 16 {
-                    V::load_part(p, have / 16 - 1)
                 } else {
-                    V::zero()
+                    V::load_part(p, have / 16 - 1)
                 }
             };
-            store_at::<V, TAIL>(c, i, V::aesdeclast(x[i], V::xor(kl, chain)));
+            store_at::<V, TAIL>(c, i, N, V::aesdeclast(x[i], V::xor(kl, chain)));
         }
         *carry = next;
     }
@@ -394,8 +389,8 @@ unsafe fn ctr_vecs<V: Vector, const NR: usize, const N: usize, const TAIL: bool>
         }
         let kl = V::round_key(&ks[NR]);
         for i in 0..N {
-            let d = V::xor(kl, load_at::<V, TAIL>(c, i));
-            store_at::<V, TAIL>(c, i, V::aesenclast(x[i], d));
+            let d = V::xor(kl, load_at::<V, TAIL>(c, i, N));
+            store_at::<V, TAIL>(c, i, N, V::aesenclast(x[i], d));
         }
     }
 }
