@@ -257,11 +257,14 @@ macro_rules! dispatch {
                 #[cfg(target_arch = "x86_64")]
                 Keys::Vpaes(k) => vpaes::$name(k, $($arg),*),
                 #[cfg(target_arch = "x86_64")]
-                Keys::Hw(k) => match backend {
-                    Backend::Vaes512 => vaes512::$name(k, $($arg),*),
-                    Backend::Vaes256 => vaes256::$name(k, $($arg),*),
-                    _ => aesni::$name(k, $($arg),*),
-                },
+                Keys::Hw(k) => {
+                    match backend {
+                        Backend::Vaes512 => vaes512::$name(k, $($arg),*),
+                        Backend::Vaes256 => vaes256::$name(k, $($arg),*),
+                        _ => aesni::$name(k, $($arg),*),
+                    }
+                    aesni::wipe_stack();
+                }
             }
         }
     )*};

@@ -296,16 +296,6 @@ fn expand192(key: &[u8], rk: &mut [[u8; 16]; 15]) {
 // ---------------------------------------------------------------------------------------------
 // Block kernels. `NR` (10/12/14) is a const so the round loops unroll fully.
 
-#[inline]
-#[target_feature(enable = "aes,sse4.2")]
-fn keys<const NR: usize>(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
-    let mut k = [_mm_setzero_si128(); 15];
-    for i in 0..=NR {
-        k[i] = load(&rk[i]);
-    }
-    k
-}
-
 /// The equivalent-inverse-cipher round keys for AESDEC, derived in registers:
 /// `[enc[NR], AESIMC(enc[NR-1]), ..., AESIMC(enc[1]), enc[0]]`.
 #[inline]
@@ -369,17 +359,23 @@ macro_rules! by_rounds {
 
 #[target_feature(enable = "aes,sse4.2")]
 fn cbc_enc<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
-    let k = keys::<NR>(&rk.enc);
+    use super::vaes::Vector;
+    // Round keys are loaded where they are used (`Vector::round_key`), never copied to the
+    // stack; the loads are independent of the chain, so they do not lengthen it.
+    let key = |r: usize| {
+        // SAFETY: the target features above (AES-NI, SSE4.2) include what `round_key` needs.
+        unsafe { <__m128i as Vector>::round_key(&rk.enc[r]) }
+    };
     let mut c = load(iv);
     // IMPLEMENTATION NOTE: the plaintext block and round key 0 are combined before the chain
     // needs them, so the serial path per block is the 10-14 AES rounds plus one XOR.
     for i in 0..buf.len() / 16 {
-        let p = _mm_xor_si128(load_at(buf, i), k[0]);
+        let p = _mm_xor_si128(load_at(buf, i), key(0));
         let mut x = _mm_xor_si128(c, p);
         for r in 1..NR {
-            x = _mm_aesenc_si128(x, k[r]);
+            x = _mm_aesenc_si128(x, key(r));
         }
-        c = _mm_aesenclast_si128(x, k[NR]);
+        c = _mm_aesenclast_si128(x, key(NR));
         store_at(buf, i, c);
     }
     store(iv, c);
@@ -585,6 +581,27 @@ unsafe fn qword_dup(q: &u64) -> __m128i {
         )
     };
     v
+}
+
+/// Bytes of stack [`wipe_stack`] clears: more than the largest frame of a hardware kernel
+/// (about 1 KiB for the ymm ECB tails; `tests/residue.rs` fails if a kernel outgrows it).
+const WIPE: usize = 1536;
+
+/// Overwrites with zeros the `WIPE` bytes of stack below the caller's frame, where the kernel
+/// the caller just returned from kept its spill slots. IMPLEMENTATION NOTE: the kernels load
+/// every round key from the schedule where it is used, but LLVM may still spill a key register
+/// (AES-256 has 15 keys for 16 xmm registers); whatever it spilled lies in the dead frame
+/// below the caller, which this call's own frame now covers.
+#[inline(never)]
+pub(crate) fn wipe_stack() {
+    let mut pad = core::mem::MaybeUninit::<[__m128i; WIPE / 16]>::uninit();
+    let p = pad.as_mut_ptr().cast::<__m128i>();
+    for i in 0..WIPE / 16 {
+        // SAFETY: `p.add(i)` is inside `pad`, aligned for `__m128i`; SSE2 is baseline on
+        // x86_64. Volatile: the stores are not removed although `pad` is never read.
+        unsafe { core::ptr::write_volatile(p.add(i), _mm_setzero_si128()) };
+    }
+    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
 // Safe entry points. SAFETY (all five): `Keys` of this layout are only built and used through

@@ -297,8 +297,8 @@ unsafe fn cbc_dec_vecs<V: Vector, const NR: usize, const N: usize, const TAIL: b
                 *v = V::aesdec(*v, k);
             }
         }
-        let kl = V::round_key(&dk[NR]);
         for i in (0..N).rev() {
+            let kl = V::round_key(&dk[NR]);
             let chain = if i == 0 {
                 V::prev_blocks(*carry, load_at::<V, TAIL>(c, 0, N))
             } else {
@@ -361,22 +361,33 @@ pub(crate) unsafe fn cbc_dec<V: Vector, const NR: usize>(
 // ---------------------------------------------------------------------------------------------
 // CTR
 
-/// `N` vectors of the batch whose aligned first counter is `a`.
+/// The whitened base `A ^ k0` and the carry word `D'` of the batch whose aligned first
+/// counter is `a`, as registers (see `aesni`, "CTR counter blocks").
+#[inline(always)]
+unsafe fn ctr_words<V: Vector>(k0: &[u8; 16], a: u128) -> (V, V) {
+    let batch = (VECS * V::BLOCKS) as u64;
+    let ((lo, hi), (dlo, dhi)) = ctr_batch_words(a, batch);
+    let (aq, dq) = ([lo as u64, hi as u64], [dlo as u64, dhi as u64]);
+    // SAFETY: the caller runs on a CPU with `V`'s features.
+    unsafe {
+        (
+            V::xor(V::splat_qwords(&aq), V::round_key(k0)),
+            V::splat_qwords(&dq),
+        )
+    }
+}
+
+/// `N` vectors of one batch, from its words `(av, dv)` ([`ctr_words`]).
 #[inline(always)]
 unsafe fn ctr_vecs<V: Vector, const NR: usize, const N: usize, const TAIL: bool>(
     ks: &[[u8; 16]; 15],
     w: &[V; VECS],
-    a: u128,
+    (av, dv): (V, V),
     c: &mut [u8],
 ) {
-    // SAFETY: for the whole body, the caller runs on a CPU with `V`'s features; every access is inside
-    // `c` (`load_at`/`store_at`).
+    // SAFETY: for the whole body, the caller runs on a CPU with `V`'s features; every access
+    // is inside `c` (`load_at`/`store_at`).
     unsafe {
-        let batch = (VECS * V::BLOCKS) as u64;
-        let ((lo, hi), (dlo, dhi)) = ctr_batch_words(a, batch);
-        let (aq, dq) = ([lo as u64, hi as u64], [dlo as u64, dhi as u64]);
-        let av = V::xor(V::splat_qwords(&aq), V::round_key(&ks[0]));
-        let dv = V::splat_qwords(&dq);
         let mut x: [V; N] = [V::zero(); N];
         for i in 0..N {
             x[i] = V::xor_and(av, dv, w[i]);
@@ -387,9 +398,10 @@ unsafe fn ctr_vecs<V: Vector, const NR: usize, const N: usize, const TAIL: bool>
                 *v = V::aesenc(*v, k);
             }
         }
-        let kl = V::round_key(&ks[NR]);
+        // The last round key is loaded again for each vector rather than kept live across the
+        // stores: held in a register there it was spilled to the stack for AES-256.
         for i in 0..N {
-            let d = V::xor(kl, load_at::<V, TAIL>(c, i, N));
+            let d = V::xor(V::round_key(&ks[NR]), load_at::<V, TAIL>(c, i, N));
             store_at::<V, TAIL>(c, i, N, V::aesenclast(x[i], d));
         }
     }
@@ -403,7 +415,7 @@ unsafe fn ctr_tail<V: Vector, const NR: usize, const N: usize>(
     c: &mut [u8],
 ) {
     // SAFETY: forwarded from the caller.
-    unsafe { ctr_vecs::<V, NR, N, true>(ks, w, a, c) }
+    unsafe { ctr_vecs::<V, NR, N, true>(ks, w, ctr_words(&ks[0], a), c) }
 }
 
 /// `buf ^= E(ctr) || E(ctr + 1) || ...` (mod 2^128), whole blocks.
@@ -425,8 +437,11 @@ pub(crate) unsafe fn ctr<V: Vector, const NR: usize>(rk: &Keys, ctr: u128, buf: 
     let mut a = ctr & !(batch as u128 - 1);
     let mut chunks = buf.chunks_exact_mut(V::BYTES * VECS);
     for c in &mut chunks {
+        // The batch's words are loaded inside its iteration: prepared one iteration ahead
+        // (tried for Zen 2, where llvm-mca models the counter path as the bound) they held two
+        // more registers across the rounds and LLVM spilled round keys for AES-256.
         // SAFETY: forwarded from the caller.
-        unsafe { ctr_vecs::<V, NR, VECS, false>(&rk.enc, &w, a, c) }
+        unsafe { ctr_vecs::<V, NR, VECS, false>(&rk.enc, &w, ctr_words(&rk.enc[0], a), c) }
         a = a.wrapping_add(batch as u128);
     }
     let rest = chunks.into_remainder();
