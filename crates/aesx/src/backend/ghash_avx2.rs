@@ -63,14 +63,24 @@ pub(crate) fn available() -> bool {
 }
 
 impl Key {
+    /// An all-zero key, for [`Key::fill`].
+    pub(crate) const ZERO: Key = Key {
+        y: [[[0; 4]; 4]; BATCH],
+    };
+
     /// From the GCM hash subkey `H = E_K(0^128)`.
+    #[cfg(test)]
     pub(crate) fn new(h: &[u8; 16]) -> Key {
-        let h1 = mul_x(u128::from_be_bytes(*h));
-        let mut k = Key {
-            y: [[[0; 4]; 4]; BATCH],
-        };
+        let mut k = Key::ZERO;
+        k.fill(h);
+        k
+    }
+
+    /// Computes the prepared powers of `h` into this key, in place.
+    pub(crate) fn fill(&mut self, h: &[u8; 16]) {
+        let mut h1 = mul_x(u128::from_be_bytes(*h));
         let mut p = h1;
-        for pw in k.y.iter_mut() {
+        for pw in self.y.iter_mut() {
             for (j, limb) in pw.iter_mut().enumerate() {
                 let l = (p >> (32 * j)) as u32 as u64;
                 for (d, v) in limb.iter_mut().enumerate() {
@@ -80,7 +90,7 @@ impl Key {
             p = dot(p, h1);
         }
         p.zeroize();
-        k
+        h1.zeroize();
     }
 }
 

@@ -226,16 +226,23 @@ impl Drop for Key {
 
 impl Key {
     /// From the GCM hash subkey `H = E_K(0^128)` as bytes.
+    #[cfg(test)]
     pub(crate) fn new(h: &[u8; 16]) -> Key {
-        let h1 = mul_x(u128::from_be_bytes(*h));
         let mut k = Key::default();
+        k.fill(h);
+        k
+    }
+
+    /// Computes the powers of `h` into this key, in place (no copy of the key to move).
+    pub(crate) fn fill(&mut self, h: &[u8; 16]) {
+        let mut h1 = mul_x(u128::from_be_bytes(*h));
         let mut p = h1;
         for i in 0..BATCH {
-            k.pow[i] = Power::new(p);
+            self.pow[i] = Power::new(p);
             p = dot(p, h1);
         }
         p.zeroize();
-        k
+        h1.zeroize();
     }
 }
 
