@@ -84,8 +84,24 @@ fn iv16(iv: &Bound<'_, PyAny>) -> PyResult<[u8; 16]> {
         .map_err(|_| PyValueError::new_err(format!("iv must be 16 bytes, got {}", iv.len())))
 }
 
-fn offset(off: i64) -> PyResult<u64> {
-    u64::try_from(off).map_err(|_| PyValueError::new_err("offset must be >= 0"))
+/// A keystream byte position: an int in 0..=2**64-1.
+fn offset(off: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
+    let Some(off) = off else { return Ok(0) };
+    if let Ok(v) = off.extract::<u64>() {
+        return Ok(v);
+    }
+    if off.is_instance_of::<pyo3::types::PyInt>() {
+        return Err(PyValueError::new_err(
+            "offset must be >= 0 and < 2**64 (a CTR stream is at most 2**64 - 1 bytes)",
+        ));
+    }
+    Err(PyTypeError::new_err(format!(
+        "offset must be an int, got {}",
+        off.get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default()
+    )))
 }
 
 fn backend_arg(name: Option<&str>) -> PyResult<Backend> {
@@ -184,39 +200,39 @@ impl Aes {
     /// with the keystream starting ``offset`` bytes into the stream whose first counter block
     /// is ``iv``. Encrypts and decrypts; any split of a message into ``(offset, piece)`` calls
     /// gives the same bytes as one call.
-    #[pyo3(signature = (iv, data, offset = 0))]
+    #[pyo3(signature = (iv, data, offset = None))]
     fn ctr<'py>(
         &self,
         py: Python<'py>,
         iv: &Bound<'py, PyAny>,
         data: &Bound<'py, PyAny>,
-        offset: i64,
+        offset: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let iv = iv16(iv)?;
         let pos = self::offset(offset)?;
         let data = In::new(data, "data")?;
+        check_stream_end(pos, data.len())?;
         bytes_from(py, data.as_slice(), 0, |b| {
-            self.aes.ctr_xor_at(&iv, pos, b);
-            Ok(())
+            self.aes.try_ctr_xor_at(&iv, pos, b)
         })
     }
 
     /// In-place CTR on any writable buffer (bytearray, memoryview, numpy array, mmap); see
     /// ``ctr``. Returns None.
-    #[pyo3(signature = (iv, buf, offset = 0))]
+    #[pyo3(signature = (iv, buf, offset = None))]
     fn ctr_into(
         &self,
         py: Python<'_>,
         iv: &Bound<'_, PyAny>,
         buf: &Bound<'_, PyAny>,
-        offset: i64,
+        offset: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let iv = iv16(iv)?;
         let pos = self::offset(offset)?;
         let mut out = Out::new(buf, "buf")?;
         let b = out.as_mut_slice();
-        maybe_detach(py, b.len(), || self.aes.ctr_xor_at(&iv, pos, b));
-        Ok(())
+        check_stream_end(pos, b.len())?;
+        maybe_detach(py, b.len(), || self.aes.try_ctr_xor_at(&iv, pos, b)).map_err(err)
     }
 
     /// CBC encryption. With ``padding=True`` (default) PKCS#7 pads the message (the result is
@@ -262,7 +278,7 @@ impl Aes {
             check_aligned(d.len(), "CBC without padding")?;
             return bytes_from(py, d, 0, |b| self.aes.cbc_decrypt(&iv, b));
         }
-        if d.is_empty() || d.len() % 16 != 0 {
+        if d.is_empty() || !d.len().is_multiple_of(16) {
             return Err(PyValueError::new_err(format!(
                 "CBC ciphertext with PKCS#7 padding must be a non-zero multiple of 16 bytes, \
                  got {}",
@@ -281,8 +297,19 @@ impl Aes {
     }
 }
 
+/// The library refuses a CTR call that would run past byte 2^64 - 1 of the stream; say so with
+/// the numbers (before any output is allocated).
+fn check_stream_end(pos: u64, len: usize) -> PyResult<()> {
+    if pos.checked_add(len as u64).is_none() {
+        return Err(PyValueError::new_err(format!(
+            "offset {pos} + {len} bytes runs past the end of the CTR stream (2**64 - 1 bytes)"
+        )));
+    }
+    Ok(())
+}
+
 fn check_aligned(len: usize, what: &str) -> PyResult<()> {
-    if len % 16 == 0 {
+    if len.is_multiple_of(16) {
         Ok(())
     } else {
         Err(PyValueError::new_err(format!(

@@ -122,3 +122,15 @@ def test_ctr_large_offset_matches_counter_arithmetic(rng):
     data = rand(rng, 100)
     want = ref_enc(key, modes.CTR(blk), bytes(5) + data)[5:]
     assert aes.ctr(iv, data, offset=off) == want
+
+
+def test_ctr_at_the_end_of_the_stream(rng):
+    # The last 19 bytes a stream may have (offset 2**64 - 20 .. 2**64 - 2).
+    key, iv = rand(rng, 24), rand(rng, 16)
+    aes = aesx.AES(key)
+    off = 2**64 - 20
+    blk = ((int.from_bytes(iv, "big") + (off // 16)) % 2**128).to_bytes(16, "big")
+    skip = off % 16
+    data = rand(rng, 19)
+    want = ref_enc(key, modes.CTR(blk), bytes(skip) + data)[skip:]
+    assert aes.ctr(iv, data, offset=off) == want

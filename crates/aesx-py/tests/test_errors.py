@@ -112,10 +112,22 @@ def test_offset(aes):
         aes.ctr(IV, b"x", offset=-1)
     with pytest.raises(ValueError, match="offset"):
         aes.ctr_into(IV, bytearray(1), offset=-5)
-    with pytest.raises((OverflowError, TypeError, ValueError)):
+    with pytest.raises(ValueError, match="< 2\\*\\*64"):
         aes.ctr(IV, b"x", offset=2**64)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="offset must be an int, got str"):
         aes.ctr(IV, b"x", offset="1")
+    with pytest.raises(TypeError, match="offset must be an int"):
+        aes.ctr(IV, b"x", offset=1.0)
+    # The stream ends at byte 2**64 - 1: a call may end exactly there, not past it.
+    end = 2**64 - 1
+    assert len(aes.ctr(IV, b"abc", offset=end - 3)) == 3
+    assert aes.ctr(IV, b"", offset=end) == b""
+    buf = bytearray(b"abcd")
+    with pytest.raises(ValueError, match="past the end of the CTR stream"):
+        aes.ctr(IV, b"abcd", offset=end - 3)
+    with pytest.raises(ValueError, match="past the end"):
+        aes.ctr_into(IV, buf, offset=end - 3)
+    assert buf == b"abcd"
 
 
 def test_error_leaves_output_untouched(aes):
