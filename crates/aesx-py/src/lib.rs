@@ -4,7 +4,7 @@
 //! crate and its errors into `ValueError`/`TypeError`. Buffers are borrowed, never copied on
 //! the way in ([`buffer`]); results are written straight into new `bytes` objects.
 //!
-//! The GIL is released around any kernel call on more than [`GIL_RELEASE_BYTES`] bytes.
+//! The GIL is released around any kernel call on more than [`GIL_RELEASE_BYTES`] bytes (32 KiB).
 
 mod buffer;
 
@@ -21,10 +21,12 @@ use buffer::{In, Out};
 
 /// Inputs above this many bytes are processed with the GIL released.
 ///
-/// IMPLEMENTATION NOTE: measured on Zen 3 (see README, "Python"): releasing and re-taking an
-/// uncontended GIL costs about 100 ns, the time aesx's CTR needs for ~1.5 KiB; above 8 KiB the
-/// release costs under 10% of the call and lets other threads run.
-pub const GIL_RELEASE_BYTES: usize = 8192;
+/// IMPLEMENTATION NOTE: releasing the GIL is not free: ~100 ns uncontended (measured on Zen 3
+/// at 16 KiB CTR, README "Python"), and when other Python threads are runnable, taking it back
+/// can wait for their switch interval. 32 KiB is ~2 us of VAES CTR, the same hold time as
+/// hashlib's 2 KiB threshold for a 1 GB/s hash; slower paths (Fugue, the soft backend) hold it
+/// longer, still far below the 5 ms switch interval.
+pub const GIL_RELEASE_BYTES: usize = 32 * 1024;
 
 /// Every library error that reaches Python is a bad argument: ValueError with the library's
 /// message (which never contains key or data bytes).
