@@ -17,11 +17,19 @@
 //! ```
 //!
 //! Each type is a thin wrapper over [`Aes`]: one key schedule, on the backend [`Aes::new`]
-//! picks (or one chosen with `with_backend`). The traits hand the modes a backend whose
-//! parallel-block width is [`ParBlocks`] (32 blocks, two passes of the widest VAES batch), and
-//! every parallel or tail call is one call into aesx's whole-block ECB kernels, so a mode that
-//! batches (CTR keystream, CBC decryption, GCM's CTR) runs on the wide kernels.
-#![forbid(unsafe_code)]
+//! picks (or one chosen with `with_backend`). Two ways to run a mode's loop:
+//!
+//! - `vaes256` and `aesni` keys run it inlined (`rustcrypto/x86.rs`): the mode's closure is
+//!   called from a function compiled with the backend's features, whose parallel-block method
+//!   is the kernel's batch (16 blocks on ymm, 8 on xmm) with the round keys in registers, so
+//!   the `ctr` crate's counters never leave registers (RustCrypto `aes` 0.9's design).
+//! - every other backend (`soft`, `vpaes`, `vaes512`) gets [`ParBlocks`] (32) blocks per call
+//!   through aesx's out-of-line whole-block ECB kernels.
+// `unsafe` only in the x86 submodule (the inlined backends), with a SAFETY line per block.
+#![deny(unsafe_code)]
+
+#[cfg(target_arch = "x86_64")]
+mod x86;
 
 use core::fmt;
 
@@ -151,6 +159,10 @@ macro_rules! aes_type {
         impl BlockCipherEncrypt for $name {
             #[inline]
             fn encrypt_with_backend(&self, f: impl BlockCipherEncClosure<BlockSize = U16>) {
+                #[cfg(target_arch = "x86_64")]
+                let Err(f) = x86::encrypt(&self.0, f) else {
+                    return;
+                };
                 f.call(&Kernels(&self.0));
             }
         }
@@ -158,6 +170,10 @@ macro_rules! aes_type {
         impl BlockCipherDecrypt for $name {
             #[inline]
             fn decrypt_with_backend(&self, f: impl BlockCipherDecClosure<BlockSize = U16>) {
+                #[cfg(target_arch = "x86_64")]
+                let Err(f) = x86::decrypt(&self.0, f) else {
+                    return;
+                };
                 f.call(&Kernels(&self.0));
             }
         }
