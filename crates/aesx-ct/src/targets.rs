@@ -112,6 +112,15 @@ pub fn targets() -> Vec<Target> {
         timing: Expect::Leak,
         cases: Box::new(|p| planted_cases(Leak::TableAndBranch, p)),
     });
+    // The RustCrypto trait path (feature `cipher`): on aesni and vaes256 its own inlined
+    // backends (`rustcrypto/x86.rs`), elsewhere the whole-block kernels.
+    v.extend(Backend::ALL.into_iter().map(|b| Target {
+        name: format!("cipher-{}", b.name()),
+        available: b.is_available(),
+        taint: Expect::Clean,
+        timing: Expect::Clean,
+        cases: Box::new(move |p| cipher_cases(b, p)),
+    }));
     v.extend(FugueBackend::ALL.into_iter().map(|b| Target {
         name: format!("fugue-{}", b.name()),
         available: b.is_available(),
@@ -383,6 +392,100 @@ fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
             }
         }
     }
+    v
+}
+
+/// The `cipher` traits on one backend: blocks both ways through `BlockCipherEncrypt` /
+/// `BlockCipherDecrypt` (in place and buffer to buffer, so the parallel, tail and single-block
+/// methods all run), for AES-128 and AES-256.
+fn cipher_cases(b: Backend, part: Part) -> Vec<Case> {
+    use aesx::rustcrypto::{Aes128, Aes256};
+    use cipher::{Array, BlockCipherDecrypt, BlockCipherEncrypt};
+
+    // 37 blocks: two 16-block parallel calls and 5 singles on vaes256, four 8-block calls and
+    // 5 singles on aesni, one 32-block call and 5 tail blocks elsewhere.
+    let blocks = if part == Part::Timing && b == Backend::Soft {
+        9
+    } else {
+        37
+    };
+    let n = 16 * blocks;
+    fn as_blocks(b: &[u8]) -> Vec<Array<u8, cipher::consts::U16>> {
+        b.chunks_exact(16)
+            .map(|c| Array::try_from(c).unwrap())
+            .collect()
+    }
+    fn flat_into(b: &[Array<u8, cipher::consts::U16>], out: &mut [u8]) {
+        for (o, c) in out.chunks_exact_mut(16).zip(b) {
+            o.copy_from_slice(c);
+        }
+    }
+    let mut v = Vec::new();
+    macro_rules! cases {
+        ($ty:ty, $kl:literal) => {{
+            let bits = $kl * 8;
+            let new = move |k: &[u8]| {
+                <$ty>::with_backend(k.try_into().map_err(|_| err("key length"))?, b)
+                    .map_err(|e| format!("{e}"))
+            };
+            if part == Part::Timing {
+                let Ok(k) = new(&fixed_key($kl)) else {
+                    return v;
+                };
+                let k = std::rc::Rc::new(k);
+                let k2 = k.clone();
+                v.push(Case::new(format!("encrypt-{bits}"), n, n, move |s, out| {
+                    let mut x = as_blocks(s);
+                    k.encrypt_blocks(&mut x);
+                    flat_into(&x, out);
+                    Ok(())
+                }));
+                v.push(Case::new(
+                    format!("decrypt-b2b-{bits}"),
+                    n,
+                    n,
+                    move |s, out| {
+                        let x = as_blocks(s);
+                        let mut y = x.clone();
+                        k2.decrypt_blocks_b2b(&x, &mut y)
+                            .map_err(|_| err("lengths"))?;
+                        flat_into(&y, out);
+                        Ok(())
+                    },
+                ));
+            } else {
+                v.push(Case::new(
+                    format!("encrypt-{bits}"),
+                    $kl + n,
+                    n,
+                    move |s, out| {
+                        let [key, pt] = split(s, [$kl, n]);
+                        let mut x = as_blocks(pt);
+                        new(key)?.encrypt_blocks(&mut x);
+                        flat_into(&x, out);
+                        Ok(())
+                    },
+                ));
+                v.push(Case::new(
+                    format!("decrypt-b2b-{bits}"),
+                    $kl + n,
+                    n,
+                    move |s, out| {
+                        let [key, ct] = split(s, [$kl, n]);
+                        let x = as_blocks(ct);
+                        let mut y = x.clone();
+                        new(key)?
+                            .decrypt_blocks_b2b(&x, &mut y)
+                            .map_err(|_| err("lengths"))?;
+                        flat_into(&y, out);
+                        Ok(())
+                    },
+                ));
+            }
+        }};
+    }
+    cases!(Aes128, 16);
+    cases!(Aes256, 32);
     v
 }
 

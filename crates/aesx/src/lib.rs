@@ -25,6 +25,8 @@
 //! - `alloc`: [`Backend::available`] and the `Vec`-returning PKCS#7 helpers.
 //! - `rayon` (off by default): multi-threaded CTR, [`Aes::ctr_xor_at_par`] and
 //!   [`Ctr::apply_keystream_par`].
+//! - `cipher` (off by default): the RustCrypto `cipher` 0.5 traits on [`rustcrypto::Aes128`],
+//!   [`rustcrypto::Aes192`] and [`rustcrypto::Aes256`], for `ctr`, `cbc`, `cmac`, `aes-gcm`.
 #![no_std]
 #![cfg_attr(not(target_arch = "x86_64"), forbid(unsafe_code))]
 
@@ -41,6 +43,8 @@ pub mod hazmat;
 pub mod mode;
 #[cfg(feature = "rayon")]
 pub mod parallel;
+#[cfg(feature = "cipher")]
+pub mod rustcrypto;
 
 pub use backend::Backend;
 pub use cpu::CpuFeatures;
