@@ -400,3 +400,23 @@ def test_large_calls_release_the_gil(method):
     longest = _gil_released_during(call)
     total = time.perf_counter() - start
     assert longest > 0.5 * total - 0.05 and longest > 0.1, (longest, total)
+
+
+def test_invalid_tag_without_cryptography_installed():
+    """aesx does not need cryptography: InvalidTag is then a plain Exception subclass."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['cryptography'] = None\n"
+        "import aesx\n"
+        "assert aesx.InvalidTag.__mro__[1] is Exception\n"
+        "g = aesx.AESGCM(bytes(16))\n"
+        "ct = g.encrypt(bytes(12), b'abc', None)\n"
+        "try:\n"
+        "    g.decrypt(bytes(12), ct[:-1] + bytes([ct[-1] ^ 1]), None)\n"
+        "except aesx.InvalidTag:\n"
+        "    print('refused')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "refused", out.stderr
