@@ -420,3 +420,29 @@ def test_invalid_tag_without_cryptography_installed():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "refused", out.stderr
+
+
+@pytest.mark.parametrize("n", [65535, 65536, 65537, 200_000, 3 * 65536 + 5])
+def test_large_messages(n, backend, rng):
+    """Messages around and above 64 KiB (GIL released, several kernel loops, chunk-sized
+    boundaries): same bytes as cryptography, and a failed decrypt/decrypt_into leaves only
+    zeros, whichever byte was changed."""
+    key, nonce, aad = rng.randbytes(32), rng.randbytes(12), rng.randbytes(33)
+    data = rng.randbytes(n)
+    g, ref = aesx.AESGCM(key, backend=backend), RefGCM(key)
+    ct = g.encrypt(nonce, data, aad)
+    assert ct == ref.encrypt(nonce, data, aad)
+    buf = bytearray(n + 16)
+    g.encrypt_into(nonce, data, aad, buf)
+    assert buf == ct
+    assert g.decrypt(nonce, ct, aad) == data
+    for where in (0, n // 2, n - 1, n + 15):  # first chunk, middle, last byte, tag
+        bad = bytearray(ct)
+        bad[where] ^= 0x80
+        with pytest.raises(aesx.InvalidTag):
+            g.decrypt(nonce, bytes(bad), aad)
+        outer = bytearray(b"\x66" * (n + 8))
+        view = memoryview(outer)[4 : 4 + n]
+        with pytest.raises(aesx.InvalidTag):
+            g.decrypt_into(nonce, bad, aad, view)
+        assert view == bytes(n) and outer[:4] == b"\x66" * 4 and outer[4 + n :] == b"\x66" * 4
