@@ -260,9 +260,9 @@ impl Ctx {
         Ok(())
     }
 
-    /// ECB/CBC on whole blocks in place, continuing the chain.
+    /// ECB/CBC on whole blocks in place, continuing the chain; CTR on any length.
     fn blocks(&mut self, data: &mut [u8]) {
-        debug_assert!(data.len().is_multiple_of(16));
+        debug_assert!(self.mode == Mode::Ctr || data.len().is_multiple_of(16));
         let Some(aes) = &self.aes else { return };
         match (self.mode, self.enc) {
             (Mode::Ecb, true) => aes.encrypt_blocks(data),
@@ -480,25 +480,22 @@ impl Ctx {
             }
             return Err(Reason::FINAL_LEN);
         }
+        // Decrypted in place, as OpenSSL does: after a failed final the buffer holds the
+        // decrypted block, and a further update continues from there exactly as it would.
         let mut b = self.buf;
         self.blocks(&mut b);
+        self.buf = b;
+        b.zeroize();
         let n = if self.pad {
-            match aesx::pkcs7_unpad(&b) {
-                Ok(n) => n,
-                Err(_) => {
-                    b.zeroize();
-                    return Err(Reason::BAD_DECRYPT);
-                }
-            }
+            aesx::pkcs7_unpad(&self.buf).map_err(|_| Reason::BAD_DECRYPT)?
         } else {
             16
         };
         if out.cap < n {
-            b.zeroize();
             return Err(Reason::OUT_SMALL);
         }
+        let b = self.buf;
         out.write(&b[..n])?;
-        b.zeroize();
         self.bufsz = 0;
         Ok(n)
     }
