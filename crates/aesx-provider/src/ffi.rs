@@ -109,10 +109,10 @@ pub const PROV_R_WRONG_FINAL_BLOCK_LENGTH: u32 = 107;
 pub const PROV_R_INVALID_IV_LENGTH: u32 = 109;
 pub const PROV_R_NO_KEY_SET: u32 = 114;
 pub const PROV_R_INVALID_CONFIG_DATA: u32 = 211;
-/// `ERR_R_PASSED_NULL_PARAMETER` (err.h, a common reason valid under any library).
-pub const ERR_R_PASSED_NULL_PARAMETER: u32 = 0x40000 | 2;
+/// `ERR_R_PASSED_NULL_PARAMETER` (err.h: a common, fatal reason valid under any library).
+pub const ERR_R_PASSED_NULL_PARAMETER: u32 = 258 | 0xC0000;
 /// `ERR_R_INTERNAL_ERROR`.
-pub const ERR_R_INTERNAL_ERROR: u32 = 0x40000 | 3;
+pub const ERR_R_INTERNAL_ERROR: u32 = 259 | 0xC0000;
 
 /// `ERR_PACK(lib, 0, reason)` for OpenSSL 3.
 pub const fn err_pack(lib: u32, reason: u32) -> u32 {
