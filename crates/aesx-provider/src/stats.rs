@@ -195,9 +195,20 @@ fn map_file(path: &CStr) -> Option<*mut Block> {
             return None;
         }
         let result = (|| {
-            // Serialise creation between processes starting at the same time.
-            if libc::flock(fd, libc::LOCK_EX) != 0 {
-                return None;
+            // Serialise creation between processes starting at the same time. Never wait
+            // long: a foreign lock holder must not hang OpenSSL's initialisation (after ~2 s
+            // this process just goes without the shared counters).
+            let mut tries = 0;
+            while libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) != 0 {
+                tries += 1;
+                if tries > 200 {
+                    return None;
+                }
+                let ts = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 10_000_000,
+                };
+                libc::nanosleep(&ts, core::ptr::null_mut());
             }
             let mut st: libc::stat = core::mem::zeroed();
             if libc::fstat(fd, &mut st) != 0 || (st.st_mode & libc::S_IFMT) != libc::S_IFREG {
@@ -240,7 +251,10 @@ fn map_file(path: &CStr) -> Option<*mut Block> {
             }
             Some(p.cast::<Block>())
         })();
-        libc::close(fd); // also drops the flock; the mapping stays valid
+        // Unlock explicitly: the mapping keeps the open file description (and so a flock on
+        // it) alive after close, which would block every other process forever.
+        libc::flock(fd, libc::LOCK_UN);
+        libc::close(fd);
         result
     }
 }

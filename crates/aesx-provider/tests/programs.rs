@@ -421,3 +421,71 @@ fn tls_mte_sha1_uses_the_stitched_default_cipher() {
     );
     assert!(s.2 < 10_000 && c.2 < 10_000, "{s:?} {c:?}");
 }
+
+/// Two live processes sharing one stats file: the second must not wait for the first (a
+/// mapping keeps the file's lock alive unless the provider unlocks it explicitly).
+#[test]
+fn processes_share_a_stats_file_without_blocking() {
+    let dir = scratch("shared-stats");
+    let stats = dir.join("stats");
+    let _ = std::fs::remove_file(&stats);
+    let conf = config_file(None, true);
+    let enc = |c: &mut Command| {
+        c.env("OPENSSL_CONF", &conf)
+            .env("AESX_PROVIDER_STATS", &stats)
+            .args([
+                "enc",
+                "-aes-256-ctr",
+                "-K",
+                &"11".repeat(32),
+                "-iv",
+                &"22".repeat(16),
+            ]);
+    };
+    // The first stays alive (its stdin stays open) after loading the provider.
+    let mut first = openssl();
+    enc(&mut first);
+    let mut first = Server(
+        first
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let t0 = Instant::now();
+    while !stats.exists() || std::fs::metadata(&stats).unwrap().len() != 1024 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "first process never mapped the file"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut second = openssl();
+    enc(&mut second);
+    let mut second = second
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    second
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&[0u8; 1000])
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        if let Some(st) = second.try_wait().unwrap() {
+            assert!(st.success());
+            break;
+        }
+        if t0.elapsed() > Duration::from_secs(15) {
+            let _ = second.kill();
+            panic!("the second process blocked on the shared stats file");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(first.0.stdin.take());
+    let _ = first.0.wait();
+    assert!(stats_sum(&stats, "AES-256-CTR").2 >= 1000);
+}
