@@ -24,6 +24,9 @@ pub enum ErrorKind {
     UnknownAlgorithm,
     /// A length argument is out of range (e.g. more than 7 trailing bits).
     InvalidLength,
+    /// The call would run a CTR stream past its last byte position (2^64 - 1 bytes per
+    /// stream): nothing was processed, so no keystream is ever reused.
+    LengthLimit,
 }
 
 /// The error type of every fallible `aesx` call.
@@ -69,6 +72,9 @@ impl fmt::Display for Error {
                 "unknown hash algorithm (expected fugue224, fugue256, fugue384 or fugue512)"
             }
             ErrorKind::InvalidLength => "length out of range",
+            ErrorKind::LengthLimit => {
+                "CTR stream limit: position + length would pass 2^64 - 1 bytes (nothing was processed)"
+            }
         })
     }
 }

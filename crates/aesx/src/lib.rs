@@ -170,7 +170,19 @@ impl Aes {
     /// stream whose first counter block is `iv` (128-bit big-endian, incremented mod 2^128).
     /// Any split of a message into `(pos, buf)` pieces gives the same result as one call; this
     /// is what multi-threaded CTR builds on.
+    ///
+    /// # Panics
+    /// If `pos + buf.len()` would pass `u64::MAX` (a stream is 2^64 - 1 bytes; `buf` is then
+    /// untouched). [`Aes::try_ctr_xor_at`] returns an error instead.
     pub fn ctr_xor_at(&self, iv: &[u8; 16], pos: u64, buf: &mut [u8]) {
+        if let Err(e) = self.try_ctr_xor_at(iv, pos, buf) {
+            panic!("{e}");
+        }
+    }
+
+    /// [`Aes::ctr_xor_at`], returning [`ErrorKind::LengthLimit`] (with `buf` untouched) where
+    /// that panics: when `pos + buf.len()` would pass `u64::MAX`.
+    pub fn try_ctr_xor_at(&self, iv: &[u8; 16], pos: u64, buf: &mut [u8]) -> Result<(), Error> {
         mode::ctr::xor_at(self, u128::from_be_bytes(*iv), pos, buf)
     }
 

@@ -20,7 +20,8 @@
 use std::format;
 use std::sync::{Arc, Mutex};
 
-use crate::{Aes, Ctr};
+use crate::mode::ctr::stream_end;
+use crate::{Aes, Ctr, Error};
 
 /// Below this many bytes the parallel calls do the work on the calling thread.
 ///
@@ -88,55 +89,123 @@ fn pool(threads: usize) -> Option<Arc<rayon_core::ThreadPool>> {
 
 impl Aes {
     /// [`Aes::ctr_xor_at`] on every available core (see [`Aes::ctr_xor_at_threads`]).
+    ///
+    /// # Panics
+    /// Where [`Aes::ctr_xor_at`] does (`pos + buf.len()` past `u64::MAX`; `buf` untouched).
     pub fn ctr_xor_at_par(&self, iv: &[u8; 16], pos: u64, buf: &mut [u8]) {
-        if buf.len() < PAR_THRESHOLD {
-            return self.ctr_xor_at(iv, pos, buf);
+        if let Err(e) = self.try_ctr_xor_at_par(iv, pos, buf) {
+            panic!("{e}");
         }
-        self.ctr_xor_at_threads(iv, pos, buf, default_threads())
+    }
+
+    /// [`Aes::ctr_xor_at_par`], returning [`crate::ErrorKind::LengthLimit`] where it panics.
+    pub fn try_ctr_xor_at_par(&self, iv: &[u8; 16], pos: u64, buf: &mut [u8]) -> Result<(), Error> {
+        let threads = if buf.len() < PAR_THRESHOLD {
+            1
+        } else {
+            default_threads()
+        };
+        self.try_ctr_xor_at_threads(iv, pos, buf, threads)
     }
 
     /// [`Aes::ctr_xor_at`] on up to `threads` threads: identical output for any thread count.
     /// Runs on the calling thread alone when `threads <= 1` or `buf` is shorter than
     /// [`PAR_THRESHOLD`]; if a thread pool cannot be started it also falls back to that.
+    ///
+    /// # Panics
+    /// Where [`Aes::ctr_xor_at`] does (`pos + buf.len()` past `u64::MAX`; `buf` untouched).
     pub fn ctr_xor_at_threads(&self, iv: &[u8; 16], pos: u64, buf: &mut [u8], threads: usize) {
+        if let Err(e) = self.try_ctr_xor_at_threads(iv, pos, buf, threads) {
+            panic!("{e}");
+        }
+    }
+
+    /// [`Aes::ctr_xor_at_threads`], returning [`crate::ErrorKind::LengthLimit`] (with `buf`
+    /// untouched) where it panics.
+    pub fn try_ctr_xor_at_threads(
+        &self,
+        iv: &[u8; 16],
+        pos: u64,
+        buf: &mut [u8],
+        threads: usize,
+    ) -> Result<(), Error> {
+        // Checked once for the whole buffer, before any piece is touched: every piece offset
+        // below is then at most `pos + buf.len()`, which fits.
+        stream_end(pos, buf.len())?;
         if threads <= 1 || buf.len() < PAR_THRESHOLD {
-            return self.ctr_xor_at(iv, pos, buf);
+            return self.try_ctr_xor_at(iv, pos, buf);
         }
         let Some(pool) = pool(threads) else {
-            return self.ctr_xor_at(iv, pos, buf);
+            return self.try_ctr_xor_at(iv, pos, buf);
         };
         // Pieces: several per thread so stealing can even out a preempted vCPU, each a
         // multiple of 16 bytes so every piece but the first starts on a block boundary.
         let pieces = (threads * 4).min(buf.len() / MIN_PIECE).max(threads);
         let piece = buf.len().div_ceil(pieces).next_multiple_of(16);
         pool.scope(|s| {
-            for (i, chunk) in buf.chunks_mut(piece).enumerate() {
-                let at = pos + (i * piece) as u64;
-                s.spawn(move |_| self.ctr_xor_at(iv, at, chunk));
+            let mut at = pos;
+            for chunk in buf.chunks_mut(piece) {
+                let len = chunk.len();
+                s.spawn(move |_| {
+                    self.try_ctr_xor_at(iv, at, chunk)
+                        .expect("piece lies inside the checked range")
+                });
+                at += len as u64;
             }
         });
+        Ok(())
     }
 }
 
 impl Ctr<'_> {
     /// [`Ctr::apply_keystream`] on every available core for buffers of at least
     /// [`PAR_THRESHOLD`] bytes; identical output.
+    ///
+    /// # Panics
+    /// Where [`Ctr::apply_keystream`] does (past the stream's end; `buf` untouched).
     pub fn apply_keystream_par(&mut self, buf: &mut [u8]) {
-        if buf.len() < PAR_THRESHOLD {
-            return self.apply_keystream(buf);
+        if let Err(e) = self.try_apply_keystream_par(buf) {
+            panic!("{e}");
         }
-        self.apply_keystream_threads(buf, default_threads())
+    }
+
+    /// [`Ctr::apply_keystream_par`], returning [`crate::ErrorKind::LengthLimit`] where it
+    /// panics.
+    pub fn try_apply_keystream_par(&mut self, buf: &mut [u8]) -> Result<(), Error> {
+        let threads = if buf.len() < PAR_THRESHOLD {
+            1
+        } else {
+            default_threads()
+        };
+        self.try_apply_keystream_threads(buf, threads)
     }
 
     /// [`Ctr::apply_keystream`] on up to `threads` threads; identical output.
+    ///
+    /// # Panics
+    /// Where [`Ctr::apply_keystream`] does (past the stream's end; `buf` untouched).
     pub fn apply_keystream_threads(&mut self, buf: &mut [u8], threads: usize) {
+        if let Err(e) = self.try_apply_keystream_threads(buf, threads) {
+            panic!("{e}");
+        }
+    }
+
+    /// [`Ctr::apply_keystream_threads`], returning [`crate::ErrorKind::LengthLimit`] (with
+    /// `buf` and the position untouched) where it panics.
+    pub fn try_apply_keystream_threads(
+        &mut self,
+        buf: &mut [u8],
+        threads: usize,
+    ) -> Result<(), Error> {
         if threads <= 1 || buf.len() < PAR_THRESHOLD {
-            return self.apply_keystream(buf);
+            return self.try_apply_keystream(buf);
         }
         let pos = self.position();
+        let end = stream_end(pos, buf.len())?;
         self.cipher()
-            .ctr_xor_at_threads(&self.iv(), pos, buf, threads);
-        self.seek(pos + buf.len() as u64);
+            .try_ctr_xor_at_threads(&self.iv(), pos, buf, threads)?;
+        self.seek(end);
+        Ok(())
     }
 }
 

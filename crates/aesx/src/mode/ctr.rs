@@ -9,7 +9,18 @@
 
 use zeroize::Zeroize;
 
-use crate::{Aes, backend};
+use crate::{Aes, Error, ErrorKind, backend};
+
+/// A stream holds byte positions `0..=u64::MAX - 1`: the position after a call must still be a
+/// `u64`. Returns that position, or [`ErrorKind::LengthLimit`] if `pos + len` would pass
+/// `u64::MAX`. IMPLEMENTATION NOTE: every entry point checks this *before* touching the
+/// buffer; a wrapped position would silently reuse the keystream of position 0 onwards.
+pub(crate) fn stream_end(pos: u64, len: usize) -> Result<u64, Error> {
+    u64::try_from(len)
+        .ok()
+        .and_then(|l| pos.checked_add(l))
+        .ok_or(Error::new(ErrorKind::LengthLimit))
+}
 
 /// XORs whole blocks with E(ctr), E(ctr+1), ... (mod 2^128); returns the next counter.
 fn xor_blocks(aes: &Aes, ctr: u128, buf: &mut [u8]) -> u128 {
@@ -30,8 +41,8 @@ fn xor_into(dst: &mut [u8], src: &[u8]) {
     dst.iter_mut().zip(src).for_each(|(d, s)| *d ^= s);
 }
 
-/// Stateless seekable CTR (see [`Aes::ctr_xor_at`]).
-pub(crate) fn xor_at(aes: &Aes, iv: u128, pos: u64, buf: &mut [u8]) {
+/// Stateless seekable CTR (see [`Aes::try_ctr_xor_at`]).
+pub(crate) fn xor_at(aes: &Aes, iv: u128, pos: u64, buf: &mut [u8]) -> Result<(), Error> {
     let mut ctr = Ctr {
         aes,
         iv,
@@ -39,12 +50,16 @@ pub(crate) fn xor_at(aes: &Aes, iv: u128, pos: u64, buf: &mut [u8]) {
         ks: 0,
     };
     ctr.seek(pos);
-    ctr.apply_keystream(buf);
+    ctr.try_apply_keystream(buf)
 }
 
 /// A CTR keystream position: streaming, seekable, any chunking gives the same bytes.
 ///
 /// Borrows an expanded key, so starting a new message costs nothing beyond the first block.
+///
+/// A stream is at most 2^64 - 1 bytes long (positions `0..u64::MAX`): a call that would move
+/// the position past `u64::MAX` processes nothing and fails ([`Ctr::try_apply_keystream`]) or
+/// panics ([`Ctr::apply_keystream`]); the position never wraps, so keystream is never reused.
 pub struct Ctr<'a> {
     aes: &'a Aes,
     iv: u128,
@@ -84,7 +99,7 @@ impl<'a> Ctr<'a> {
         self.pos
     }
 
-    /// Moves to any byte position.
+    /// Moves to any byte position (the next call must still end at or before `u64::MAX`).
     pub fn seek(&mut self, pos: u64) {
         self.pos = pos;
         if !pos.is_multiple_of(16) {
@@ -112,7 +127,28 @@ impl<'a> Ctr<'a> {
     }
 
     /// Encrypts or decrypts `buf` in place and advances the position by `buf.len()`.
-    pub fn apply_keystream(&mut self, mut buf: &mut [u8]) {
+    ///
+    /// # Panics
+    /// If `position() + buf.len()` would pass `u64::MAX` (the stream's end); `buf` is then
+    /// untouched. [`Ctr::try_apply_keystream`] returns an error instead.
+    pub fn apply_keystream(&mut self, buf: &mut [u8]) {
+        if let Err(e) = self.try_apply_keystream(buf) {
+            panic!("{e}");
+        }
+    }
+
+    /// Encrypts or decrypts `buf` in place and advances the position by `buf.len()`;
+    /// [`ErrorKind::LengthLimit`] (with `buf` and the position untouched) if that would pass
+    /// the stream's end at `u64::MAX`.
+    pub fn try_apply_keystream(&mut self, buf: &mut [u8]) -> Result<(), Error> {
+        stream_end(self.pos, buf.len())?;
+        self.apply_checked(buf);
+        Ok(())
+    }
+
+    /// The body of [`Ctr::try_apply_keystream`], after its limit check: no addition to `pos`
+    /// below can overflow.
+    fn apply_checked(&mut self, mut buf: &mut [u8]) {
         let off = (self.pos % 16) as usize;
         if off != 0 {
             let n = (16 - off).min(buf.len());
@@ -143,8 +179,8 @@ impl<'a> Ctr<'a> {
         input: &[u8],
         output: &mut [u8],
     ) -> Result<(), crate::Error> {
+        stream_end(self.pos, input.len())?;
         crate::copy_in(input, output)?;
-        self.apply_keystream(&mut output[..input.len()]);
-        Ok(())
+        self.try_apply_keystream(&mut output[..input.len()])
     }
 }
