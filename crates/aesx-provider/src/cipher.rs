@@ -261,30 +261,39 @@ impl Ctx {
     }
 
     /// ECB/CBC on whole blocks in place, continuing the chain; CTR on any length.
-    fn blocks(&mut self, data: &mut [u8]) {
+    fn blocks(&mut self, data: &mut [u8]) -> Result<(), Reason> {
         debug_assert!(self.mode == Mode::Ctr || data.len().is_multiple_of(16));
-        let Some(aes) = &self.aes else { return };
+        let Some(aes) = &self.aes else {
+            return Err(Reason::NO_KEY_SET);
+        };
         match (self.mode, self.enc) {
-            (Mode::Ecb, true) => aes.encrypt_blocks(data),
-            (Mode::Ecb, false) => aes.decrypt_blocks(data),
+            (Mode::Ecb, true) => aes
+                .try_encrypt_blocks(data)
+                .map_err(|_| Reason::FINAL_LEN)?,
+            (Mode::Ecb, false) => aes
+                .try_decrypt_blocks(data)
+                .map_err(|_| Reason::FINAL_LEN)?,
             (Mode::Cbc, true) => {
                 let mut c = CbcEncryptor::new(aes, &self.iv);
-                let _ = c.encrypt_blocks(data);
+                c.encrypt_blocks(data).map_err(|_| Reason::FINAL_LEN)?;
                 self.iv = c.iv();
             }
             (Mode::Cbc, false) => {
                 let mut c = CbcDecryptor::new(aes, &self.iv);
-                let _ = c.decrypt_blocks(data);
+                c.decrypt_blocks(data).map_err(|_| Reason::FINAL_LEN)?;
                 self.iv = c.iv();
             }
-            (Mode::Ctr, _) => self.ctr(data),
+            (Mode::Ctr, _) => return self.ctr(data),
         }
+        Ok(())
     }
 
     /// CTR with OpenSSL's state: `buf` holds the keystream block in use, `num` the bytes of
     /// it already consumed, `iv` the next counter block (128-bit big-endian, wrapping).
-    fn ctr(&mut self, data: &mut [u8]) {
-        let Some(aes) = &self.aes else { return };
+    fn ctr(&mut self, data: &mut [u8]) -> Result<(), Reason> {
+        let Some(aes) = &self.aes else {
+            return Err(Reason::NO_KEY_SET);
+        };
         let mut n = self.num as usize;
         let mut i = 0;
         while n != 0 && i < data.len() {
@@ -294,7 +303,8 @@ impl Ctx {
         }
         let whole = (data.len() - i) / 16 * 16;
         if whole > 0 {
-            aes.ctr_xor_at(&self.iv, 0, &mut data[i..i + whole]);
+            aes.try_ctr_xor_at(&self.iv, 0, &mut data[i..i + whole])
+                .map_err(|_| Reason::OP_FAILED)?;
             self.iv = u128::from_be_bytes(self.iv)
                 .wrapping_add((whole / 16) as u128)
                 .to_be_bytes();
@@ -302,7 +312,8 @@ impl Ctx {
         }
         if i < data.len() {
             self.buf = [0; 16];
-            aes.ctr_xor_at(&self.iv, 0, &mut self.buf);
+            aes.try_ctr_xor_at(&self.iv, 0, &mut self.buf)
+                .map_err(|_| Reason::OP_FAILED)?;
             self.iv = u128::from_be_bytes(self.iv).wrapping_add(1).to_be_bytes();
             while i < data.len() {
                 data[i] ^= self.buf[n];
@@ -311,6 +322,7 @@ impl Ctx {
             }
         }
         self.num = n as u32;
+        Ok(())
     }
 
     /// `OSSL_FUNC_CIPHER_UPDATE`. Returns the output length.
@@ -334,7 +346,7 @@ impl Ctx {
             return Err(Reason::OUT_SMALL);
         }
         let data = out.take_from(input)?;
-        self.ctr(data);
+        self.ctr(data)?;
         let mut outl = input.len;
         if !self.enc && self.tls_version > 0 && self.tls_mac_size > 0 {
             // What OpenSSL's stream ciphers do under TLS: the MAC ends the record.
@@ -366,7 +378,7 @@ impl Ctx {
                 return Err(Reason::OUT_SMALL);
             }
             let mut b = self.buf;
-            self.blocks(&mut b);
+            self.blocks(&mut b)?;
             out.write(&b)?;
             b.zeroize();
             self.bufsz = 0;
@@ -383,7 +395,7 @@ impl Ctx {
         }
         if nextblocks > 0 {
             let data = out.take_from(input.prefix(nextblocks))?;
-            self.blocks(data);
+            self.blocks(data)?;
             input.advance(nextblocks);
         }
         if input.len != 0 {
@@ -400,7 +412,7 @@ impl Ctx {
     /// One TLS record per update (libssl's contract with provider CBC ciphers).
     fn tls_record(&mut self, out: Out, input: In) -> Result<usize, Reason> {
         if input.ptr.is_null()
-            || input.ptr != out.ptr as *const u8
+            || !core::ptr::eq(input.ptr, out.ptr)
             || out.cap < input.len
             || !self.pad
         {
@@ -422,7 +434,7 @@ impl Ctx {
         // SAFETY: `out.ptr` (== input) holds out.cap >= len bytes (checked above), and no
         // other reference to it exists during this call.
         let rec = unsafe { core::slice::from_raw_parts_mut(out.ptr, len) };
-        self.blocks(rec);
+        self.blocks(rec)?;
         self.tls_mac_valid = false;
         if self.enc {
             return Ok(len);
@@ -437,9 +449,6 @@ impl Ctx {
         )
         .map_err(|()| Reason::OP_FAILED)?;
         self.tls_mac_valid = self.tls_mac_size > 0;
-        // libssl skips the explicit IV itself (it knows its length); the length returned
-        // counts from the record start minus that IV, as OpenSSL's provider reports it.
-        let _ = u.offset;
         Ok(u.len)
     }
 
@@ -468,7 +477,7 @@ impl Ctx {
                 return Err(Reason::OUT_SMALL);
             }
             let mut b = self.buf;
-            self.blocks(&mut b);
+            self.blocks(&mut b)?;
             out.write(&b)?;
             b.zeroize();
             self.bufsz = 0;
@@ -483,7 +492,7 @@ impl Ctx {
         // Decrypted in place, as OpenSSL does: after a failed final the buffer holds the
         // decrypted block, and a further update continues from there exactly as it would.
         let mut b = self.buf;
-        self.blocks(&mut b);
+        self.blocks(&mut b)?;
         self.buf = b;
         b.zeroize();
         let n = if self.pad {
@@ -518,7 +527,7 @@ impl Ctx {
             return Err(Reason::FINAL_LEN);
         }
         let data = out.take_from(input)?;
-        self.blocks(data);
+        self.blocks(data)?;
         Ok(input.len)
     }
 }

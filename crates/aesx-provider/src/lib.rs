@@ -301,8 +301,8 @@ fn config_backend(handle: *const CoreHandle, get: Option<CoreGetParamsFn>) -> Op
     // SAFETY: the core's get_params with its own handle and a terminated array whose one entry
     // points at a `char *` slot.
     let ok = unsafe { get(handle, ps.as_mut_ptr()) };
-    // SAFETY: a successful get sets `value` to a NUL-terminated string owned by the core.
     (ok == 1 && !value.is_null()).then(|| {
+        // SAFETY: a successful get sets `value` to a NUL-terminated string owned by the core.
         unsafe { CStr::from_ptr(value) }
             .to_string_lossy()
             .into_owned()

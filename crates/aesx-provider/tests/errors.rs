@@ -5,7 +5,10 @@
 //! wrong type or out of range, final on a partial block, TLS records that are not in place or
 //! are publicly invalid. Each must return failure with the default provider's reason code, or
 //! succeed harmlessly where OpenSSL does; none may crash or unwind.
-#![allow(clippy::undocumented_unsafe_blocks)]
+#![allow(
+    clippy::undocumented_unsafe_blocks,
+    clippy::missing_transmute_annotations
+)]
 
 mod common;
 

@@ -34,8 +34,8 @@ struct SockFprog {
     filter: *const SockFilter,
 }
 
-const BPF_LD_W_ABS: u16 = 0x00 | 0x00 | 0x20;
-const BPF_JMP_JEQ_K: u16 = 0x05 | 0x10 | 0x00;
+const BPF_LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+const BPF_JMP_JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
 const BPF_RET_K: u16 = 0x06;
 const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
 const RET_ALLOW: u32 = 0x7fff_0000;
