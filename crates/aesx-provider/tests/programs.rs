@@ -23,12 +23,12 @@ fn openssl() -> Command {
 /// A configuration with only the default provider (the "without aesx" side).
 fn default_only_conf() -> PathBuf {
     let p = scratch("conf").join("default-only.cnf");
-    std::fs::write(
+    write_atomic(
         &p,
         "openssl_conf = openssl_init\n[openssl_init]\nproviders = provider_sect\n\
-         [provider_sect]\ndefault = default_sect\n[default_sect]\nactivate = 1\n",
-    )
-    .unwrap();
+         [provider_sect]\ndefault = default_sect\n[default_sect]\nactivate = 1\n"
+            .as_bytes(),
+    );
     p
 }
 

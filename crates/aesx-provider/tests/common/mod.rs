@@ -191,8 +191,18 @@ pub fn config_file(backend: Option<&str>, prefer: bool) -> PathBuf {
     if let Some(b) = backend {
         s.push_str(&format!("backend = {b}\n"));
     }
-    std::fs::write(&path, s).unwrap();
+    write_atomic(&path, s.as_bytes());
     path
+}
+
+/// Parallel tests write the same files: write aside, then rename (atomic), so no reader ever
+/// sees a half-written one.
+pub fn write_atomic(path: &Path, contents: &[u8]) {
+    static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp{}-{n}", std::process::id()));
+    std::fs::write(&tmp, contents).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
 }
 
 /// The backends to test: every one this CPU runs, unless AESX_BACKEND pins one (it overrides
