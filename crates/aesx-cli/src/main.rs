@@ -8,6 +8,7 @@ mod crypt;
 mod hash;
 mod output;
 mod pipeline;
+mod provider;
 
 use std::process::ExitCode;
 
@@ -50,6 +51,9 @@ enum Command {
     /// Print or check Fugue digests of files, like sha256sum (`-` = stdin).
     #[command(after_long_help = hash::AFTER_HELP)]
     Hash(hash::HashArgs),
+    /// Tell whether OpenSSL here loads the aesx provider and sends AES to it.
+    #[command(after_long_help = provider::AFTER_HELP)]
+    Provider(provider::ProviderArgs),
 }
 
 /// Where the backend choice came from, for error messages.
@@ -108,6 +112,7 @@ fn run(cli: Cli) -> Result<()> {
     // `hash` has its own backends (Fugue), so it does not go through the AES choice.
     let command = match cli.command {
         Command::Hash(a) => return hash::run(a, cli.backend.as_deref()),
+        Command::Provider(a) => return provider::run(a),
         c => c,
     };
     let choice = choose_backend(cli.backend.as_deref())?;
@@ -117,6 +122,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Cpu { json } => cpuinfo::run(json, &choice),
         Command::Bench(a) => bench::run(a, &choice),
         Command::Hash(a) => hash::run(a, cli.backend.as_deref()),
+        Command::Provider(a) => provider::run(a),
     }
 }
 
