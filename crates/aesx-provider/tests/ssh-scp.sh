@@ -13,7 +13,7 @@
 #   -c  ciphers (default: aes128-ctr aes256-ctr)
 #   -m  the provider module (default: target/release/libaesx_provider.so, built if missing)
 #   -k  keep the temporary directory (printed) for inspection
-# Needs openssh-server and openssh-client (installed with apt-get when missing and root).
+# Needs root (sshd), openssh-server and openssh-client (installed with apt-get when missing).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -151,7 +151,7 @@ for c in $ciphers; do
   drbg="$(value "$tmp/server.stats" AES-256-CTR 2)"
   need=$((size * 1024 * 1024))
   printf '%-24s %d MiB identical in %.2f s; aesx %s bytes: client %s, server %s (+%s); client inits %s; sshd AES-256-CTR calls %s\n' \
-    "$c" "$size" "$(echo "$t1 - $t0" | bc)" "$alg" "$cb" "$sa" "$((sa - sb))" "$ci" "$drbg"
+    "$c" "$size" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$alg" "$cb" "$sa" "$((sa - sb))" "$ci" "$drbg"
   if [ "$cb" -lt "$need" ] || [ "$((sa - sb))" -lt "$need" ] || [ "$ci" -lt 2 ]; then
     echo "FAIL: aesx did not serve $c at both ends"
     status=1
