@@ -94,6 +94,48 @@ pub struct Ctx {
     tls_mac_size: usize,
     tls_mac: [u8; tls::MAX_MAC],
     tls_mac_valid: bool,
+    /// CTR: keystream computed ahead for small calls (see `Ctx::ctr`).
+    ks: KsMemo,
+}
+
+const KS_BLOCKS: usize = 16;
+const KS_BYTES: usize = 16 * KS_BLOCKS;
+
+/// E(base), E(base + 1), ..., for `blocks` consecutive counter values (0 = empty).
+#[derive(Clone)]
+struct KsMemo {
+    base: u128,
+    blocks: usize,
+    ks: [[u8; 16]; KS_BLOCKS],
+}
+
+impl KsMemo {
+    const EMPTY: KsMemo = KsMemo {
+        base: 0,
+        blocks: 0,
+        ks: [[0; 16]; KS_BLOCKS],
+    };
+
+    /// The keystream block E(c), computing the next `KS_BLOCKS` when `c` is not in the memo.
+    #[inline]
+    fn block(&mut self, aes: &Aes, c: u128) -> Result<[u8; 16], Reason> {
+        let mut off = c.wrapping_sub(self.base);
+        if off >= self.blocks as u128 {
+            self.ks = [[0; 16]; KS_BLOCKS];
+            self.blocks = 0;
+            aes.try_ctr_xor_at(&c.to_be_bytes(), 0, self.ks.as_flattened_mut())
+                .map_err(|_| Reason::OP_FAILED)?;
+            self.base = c;
+            self.blocks = KS_BLOCKS;
+            off = 0;
+        }
+        Ok(self.ks[off as usize])
+    }
+
+    fn clear(&mut self) {
+        self.ks.as_flattened_mut().zeroize();
+        self.blocks = 0;
+    }
 }
 
 impl Drop for Ctx {
@@ -103,6 +145,7 @@ impl Drop for Ctx {
         self.iv.zeroize();
         self.buf.zeroize();
         self.tls_mac.zeroize();
+        self.ks.clear();
     }
 }
 
@@ -129,6 +172,7 @@ impl Ctx {
             tls_mac_size: 0,
             tls_mac: [0; tls::MAX_MAC],
             tls_mac_valid: false,
+            ks: KsMemo::EMPTY,
         }
     }
 
@@ -147,6 +191,7 @@ impl Ctx {
             iv: self.iv,
             buf: self.buf,
             tls_mac: self.tls_mac,
+            ks: self.ks.clone(),
             ..*self
         })
     }
@@ -192,6 +237,7 @@ impl Ctx {
             }
             let aes = Aes::with_backend(key, self.backend).map_err(|_| Reason::KEY_LEN)?;
             self.aes = Some(aes);
+            self.ks.clear();
             self.key[..key.len()].copy_from_slice(key);
         }
         self.set_params(params)
@@ -290,6 +336,15 @@ impl Ctx {
 
     /// CTR with OpenSSL's state: `buf` holds the keystream block in use, `num` the bytes of
     /// it already consumed, `iv` the next counter block (128-bit big-endian, wrapping).
+    ///
+    /// IMPLEMENTATION NOTE: OpenSSL hands over CTR data in calls of any size, many of them a
+    /// block or less (`openssl speed` at 16 bytes, the DRBG, OpenSSH's first-block decrypts).
+    /// One kernel call per block would cost more than the block (the kernel's setup is sized
+    /// for batches). So calls with fewer than `KS_BLOCKS` whole blocks take their keystream
+    /// from `ks`, E(c) for a run of `KS_BLOCKS` consecutive counters computed in one kernel
+    /// call; larger calls run the kernel on the data directly. The memo is keyed by counter
+    /// value, so it stays right when OpenSSH rewrites the IV through `iv_noconst`; a new key
+    /// empties it.
     fn ctr(&mut self, data: &mut [u8]) -> Result<(), Reason> {
         let Some(aes) = &self.aes else {
             return Err(Reason::NO_KEY_SET);
@@ -301,26 +356,32 @@ impl Ctx {
             i += 1;
             n = (n + 1) % 16;
         }
+        let mut ctr = u128::from_be_bytes(self.iv);
         let whole = (data.len() - i) / 16 * 16;
-        if whole > 0 {
+        if whole >= KS_BYTES {
             aes.try_ctr_xor_at(&self.iv, 0, &mut data[i..i + whole])
                 .map_err(|_| Reason::OP_FAILED)?;
-            self.iv = u128::from_be_bytes(self.iv)
-                .wrapping_add((whole / 16) as u128)
-                .to_be_bytes();
+            ctr = ctr.wrapping_add((whole / 16) as u128);
+            i += whole;
+        } else {
+            for d in data[i..i + whole].chunks_exact_mut(16) {
+                let ks = u128::from_ne_bytes(self.ks.block(aes, ctr)?);
+                let x = u128::from_ne_bytes(<[u8; 16]>::try_from(&*d).unwrap()) ^ ks;
+                d.copy_from_slice(&x.to_ne_bytes());
+                ctr = ctr.wrapping_add(1);
+            }
             i += whole;
         }
         if i < data.len() {
-            self.buf = [0; 16];
-            aes.try_ctr_xor_at(&self.iv, 0, &mut self.buf)
-                .map_err(|_| Reason::OP_FAILED)?;
-            self.iv = u128::from_be_bytes(self.iv).wrapping_add(1).to_be_bytes();
+            self.buf = self.ks.block(aes, ctr)?;
+            ctr = ctr.wrapping_add(1);
             while i < data.len() {
                 data[i] ^= self.buf[n];
                 i += 1;
                 n += 1;
             }
         }
+        self.iv = ctr.to_be_bytes();
         self.num = n as u32;
         Ok(())
     }
@@ -621,7 +682,9 @@ impl Out {
         // reference to that output region for the rest of the call (the input is not read
         // again through any overlapping slice).
         unsafe {
-            ptr::copy(input.ptr, self.ptr, input.len);
+            if !ptr::eq(input.ptr, self.ptr) {
+                ptr::copy(input.ptr, self.ptr, input.len);
+            }
             let s = core::slice::from_raw_parts_mut(self.ptr, input.len);
             self.ptr = self.ptr.add(input.len);
             self.cap -= input.len;
