@@ -96,44 +96,65 @@ pub struct Ctx {
     tls_mac_valid: bool,
     /// CTR: keystream computed ahead for small calls (see `Ctx::ctr`).
     ks: KsMemo,
+    pending: stats::Pending,
 }
 
-const KS_BLOCKS: usize = 16;
-const KS_BYTES: usize = 16 * KS_BLOCKS;
+/// Memo capacity in blocks; a refill computes `KS_FIRST` blocks after a jump of the counter
+/// (new IV: the DRBG, a new message), all of them when the stream runs on sequentially.
+const KS_BLOCKS: usize = 64;
+const KS_FIRST: usize = 16;
+/// Calls with at least this many whole-block bytes run the kernel on the data directly.
+const KS_BYTES: usize = 16 * KS_FIRST;
 
 /// E(base), E(base + 1), ..., for `blocks` consecutive counter values (0 = empty).
 #[derive(Clone)]
+#[repr(C, align(64))]
 struct KsMemo {
+    /// Keystream blocks, each as the 16 bytes the kernel wrote, read as one native `u128`.
+    ks: [u128; KS_BLOCKS],
     base: u128,
     blocks: usize,
-    ks: [[u8; 16]; KS_BLOCKS],
 }
 
 impl KsMemo {
     const EMPTY: KsMemo = KsMemo {
+        ks: [0; KS_BLOCKS],
         base: 0,
         blocks: 0,
-        ks: [[0; 16]; KS_BLOCKS],
     };
 
-    /// The keystream block E(c), computing the next `KS_BLOCKS` when `c` is not in the memo.
+    /// The keystream block E(c) (its bytes as a native-endian u128), computing the next
+    /// `KS_BLOCKS` when `c` is not in the memo.
     #[inline]
-    fn block(&mut self, aes: &Aes, c: u128) -> Result<[u8; 16], Reason> {
-        let mut off = c.wrapping_sub(self.base);
-        if off >= self.blocks as u128 {
-            self.ks = [[0; 16]; KS_BLOCKS];
-            self.blocks = 0;
-            aes.try_ctr_xor_at(&c.to_be_bytes(), 0, self.ks.as_flattened_mut())
-                .map_err(|_| Reason::OP_FAILED)?;
-            self.base = c;
-            self.blocks = KS_BLOCKS;
-            off = 0;
+    fn block(&mut self, aes: &Aes, c: u128) -> Result<u128, Reason> {
+        let off = c.wrapping_sub(self.base);
+        if off < self.blocks as u128 {
+            return Ok(self.ks[off as usize]);
         }
-        Ok(self.ks[off as usize])
+        self.refill(aes, c)?;
+        Ok(self.ks[0])
+    }
+
+    #[inline(never)]
+    fn refill(&mut self, aes: &Aes, c: u128) -> Result<(), Reason> {
+        let sequential = self.blocks != 0 && c == self.base.wrapping_add(self.blocks as u128);
+        let n = if sequential { KS_BLOCKS } else { KS_FIRST };
+        self.blocks = 0;
+        let ks = &mut self.ks[..n];
+        ks.fill(0);
+        // SAFETY: `[u128]` is plain bytes (no padding, any bit pattern valid); the byte view
+        // lives only for this call, while `self.ks` is borrowed mutably.
+        let bytes =
+            unsafe { core::slice::from_raw_parts_mut(ks.as_mut_ptr().cast::<u8>(), 16 * n) };
+        aes.try_ctr_xor_at(&c.to_be_bytes(), 0, bytes)
+            .map_err(|_| Reason::OP_FAILED)?;
+        self.base = c;
+        self.blocks = n;
+        Ok(())
     }
 
     fn clear(&mut self) {
-        self.ks.as_flattened_mut().zeroize();
+        self.ks.zeroize();
         self.blocks = 0;
     }
 }
@@ -146,6 +167,7 @@ impl Drop for Ctx {
         self.buf.zeroize();
         self.tls_mac.zeroize();
         self.ks.clear();
+        self.pending.flush(self.alg);
     }
 }
 
@@ -173,6 +195,7 @@ impl Ctx {
             tls_mac: [0; tls::MAX_MAC],
             tls_mac_valid: false,
             ks: KsMemo::EMPTY,
+            pending: stats::Pending::default(),
         }
     }
 
@@ -192,6 +215,7 @@ impl Ctx {
             buf: self.buf,
             tls_mac: self.tls_mac,
             ks: self.ks.clone(),
+            pending: stats::Pending::default(),
             ..*self
         })
     }
@@ -207,6 +231,7 @@ impl Ctx {
         self.num = 0;
         self.bufsz = 0;
         self.enc = enc;
+        self.pending.flush(self.alg);
         stats::bump(
             self.alg,
             if enc {
@@ -340,11 +365,11 @@ impl Ctx {
     /// IMPLEMENTATION NOTE: OpenSSL hands over CTR data in calls of any size, many of them a
     /// block or less (`openssl speed` at 16 bytes, the DRBG, OpenSSH's first-block decrypts).
     /// One kernel call per block would cost more than the block (the kernel's setup is sized
-    /// for batches). So calls with fewer than `KS_BLOCKS` whole blocks take their keystream
-    /// from `ks`, E(c) for a run of `KS_BLOCKS` consecutive counters computed in one kernel
-    /// call; larger calls run the kernel on the data directly. The memo is keyed by counter
-    /// value, so it stays right when OpenSSH rewrites the IV through `iv_noconst`; a new key
-    /// empties it.
+    /// for batches). So calls with fewer than `KS_FIRST` whole blocks take their keystream from
+    /// `ks`: E(c) for a run of consecutive counters computed in one kernel call, `KS_FIRST`
+    /// blocks after a jump, `KS_BLOCKS` while the stream runs on. Larger calls run the kernel
+    /// on the data directly. The memo is keyed by counter value, so it stays right when
+    /// OpenSSH rewrites the IV through `iv_noconst`; a new key empties it.
     fn ctr(&mut self, data: &mut [u8]) -> Result<(), Reason> {
         let Some(aes) = &self.aes else {
             return Err(Reason::NO_KEY_SET);
@@ -365,15 +390,15 @@ impl Ctx {
             i += whole;
         } else {
             for d in data[i..i + whole].chunks_exact_mut(16) {
-                let ks = u128::from_ne_bytes(self.ks.block(aes, ctr)?);
-                let x = u128::from_ne_bytes(<[u8; 16]>::try_from(&*d).unwrap()) ^ ks;
-                d.copy_from_slice(&x.to_ne_bytes());
+                let ks = self.ks.block(aes, ctr)?;
+                let d: &mut [u8; 16] = d.try_into().unwrap();
+                *d = (u128::from_ne_bytes(*d) ^ ks).to_ne_bytes();
                 ctr = ctr.wrapping_add(1);
             }
             i += whole;
         }
         if i < data.len() {
-            self.buf = self.ks.block(aes, ctr)?;
+            self.buf = self.ks.block(aes, ctr)?.to_ne_bytes();
             ctr = ctr.wrapping_add(1);
             while i < data.len() {
                 data[i] ^= self.buf[n];
@@ -391,7 +416,7 @@ impl Ctx {
         if self.aes.is_none() {
             return Err(Reason::NO_KEY_SET);
         }
-        stats::data(self.alg, input.len);
+        self.pending.add(self.alg, input.len);
         match self.mode {
             Mode::Ctr => self.stream_update(out, input),
             _ if self.tls_version > 0 => self.tls_record(out, input),
@@ -518,7 +543,7 @@ impl Ctx {
         if self.aes.is_none() {
             return Err(Reason::NO_KEY_SET);
         }
-        stats::data(self.alg, 0);
+        self.pending.add(self.alg, 0);
         if self.mode == Mode::Ctr {
             return Ok(0);
         }
@@ -578,7 +603,7 @@ impl Ctx {
         if out.cap < input.len {
             return Err(Reason::OUT_SMALL);
         }
-        stats::data(self.alg, input.len);
+        self.pending.add(self.alg, input.len);
         if input.len == 0 {
             return Ok(0);
         }

@@ -35,6 +35,8 @@ use aesx::Backend;
 mod cipher;
 mod error;
 mod ffi;
+#[cfg(feature = "gcm")]
+mod gcm;
 mod params;
 mod stats;
 mod tls;
@@ -92,14 +94,20 @@ struct ProvCtx {
     backend: Backend,
 }
 
-static ALGORITHMS: Table<[OsslAlgorithm; 10]> = {
+/// ECB, CBC, CTR at three key sizes, GCM at three when built with it, and the end marker.
+const N_ALGORITHMS: usize = 10 + if cfg!(feature = "gcm") { 3 } else { 0 };
+
+static ALGORITHMS: Table<[OsslAlgorithm; N_ALGORITHMS]> = {
     macro_rules! alg {
         ($i:expr, $d:expr) => {
+            alg!(cipher, $i, $d)
+        };
+        ($m:ident, $i:expr, $d:expr) => {
             OsslAlgorithm {
-                algorithm_names: cipher::NAMES[$i].as_ptr(),
+                algorithm_names: $m::NAMES[$i].as_ptr(),
                 property_definition: c"provider=aesx".as_ptr(),
                 implementation: $d.0.as_ptr(),
-                algorithm_description: cipher::DESCRIPTIONS[$i].as_ptr(),
+                algorithm_description: $m::DESCRIPTIONS[$i].as_ptr(),
             }
         };
     }
@@ -113,6 +121,12 @@ static ALGORITHMS: Table<[OsslAlgorithm; 10]> = {
         alg!(6, cipher::D6),
         alg!(7, cipher::D7),
         alg!(8, cipher::D8),
+        #[cfg(feature = "gcm")]
+        alg!(gcm, 0, gcm::D9),
+        #[cfg(feature = "gcm")]
+        alg!(gcm, 1, gcm::D10),
+        #[cfg(feature = "gcm")]
+        alg!(gcm, 2, gcm::D11),
         OsslAlgorithm {
             algorithm_names: core::ptr::null(),
             property_definition: core::ptr::null(),

@@ -33,11 +33,14 @@ impl Params {
             return None;
         }
         let mut p = self.0;
+        let want = key.to_bytes_with_nul();
         // SAFETY: the array is valid up to and including its NULL-key end marker (caller's
-        // contract in `new`), and we stop at that marker.
+        // contract in `new`), and we stop at that marker. Each key is a NUL-terminated string:
+        // `same_key` reads it only up to its first difference from `want` (which ends in NUL),
+        // so never past its terminator.
         unsafe {
             while !(*p).key.is_null() {
-                if CStr::from_ptr((*p).key) == key {
+                if same_key((*p).key, want) {
                     return Some(Param(p));
                 }
                 p = p.add(1);
@@ -63,6 +66,23 @@ impl Params {
         }
         v
     }
+}
+
+/// Whether the C string `k` equals `want` (given with its NUL). Stops at the first
+/// difference: no strlen per key (OpenSSL looks parameters up on every init).
+///
+/// # Safety
+/// `k` points to a NUL-terminated string.
+#[inline]
+unsafe fn same_key(k: *const c_char, want: &[u8]) -> bool {
+    for (i, &w) in want.iter().enumerate() {
+        // SAFETY: bytes before index i matched `want`, which has no NUL before its end, so
+        // the string at `k` has not ended yet: k[i] is within it or is its terminator.
+        if unsafe { *k.add(i) } as u8 != w {
+            return false;
+        }
+    }
+    true
 }
 
 /// One parameter of an array.
@@ -285,11 +305,36 @@ impl Param {
         true
     }
 
-    /// A readable OCTET_STRING's bytes (borrowed for the duration of the provider call).
-    #[allow(dead_code)]
+    /// The caller's `data_size`.
+    #[cfg_attr(not(feature = "gcm"), allow(dead_code))]
+    pub fn data_size(&self) -> usize {
+        self.raw().data_size
+    }
+
+    /// An OCTET_STRING's data pointer and size, unchecked (OpenSSH passes an IV with size -1).
+    #[cfg_attr(not(feature = "gcm"), allow(dead_code))]
+    pub fn raw_octets(&self) -> Option<(*const u8, usize)> {
+        let p = *self.raw();
+        (p.data_type == OSSL_PARAM_OCTET_STRING).then_some((p.data as *const u8, p.data_size))
+    }
+
+    /// A writable OCTET_STRING buffer (for parameters OpenSSL fills in place, `tlsivgen`).
+    #[cfg_attr(not(feature = "gcm"), allow(dead_code))]
+    pub fn octets_mut<'a>(&self) -> Option<&'a mut [u8]> {
+        let p = *self.raw();
+        if p.data_type != OSSL_PARAM_OCTET_STRING || p.data.is_null() || p.data_size > 1 << 20 {
+            return None;
+        }
+        // SAFETY: non-NULL, `data_size` writable bytes owned by the caller for the call.
+        Some(unsafe { core::slice::from_raw_parts_mut(p.data as *mut u8, p.data_size) })
+    }
+
+    /// A readable OCTET_STRING's bytes (borrowed for the duration of the provider call); None
+    /// for another type, a NULL buffer, or more than 1 MiB (no parameter of ours is that big).
+    #[cfg_attr(not(feature = "gcm"), allow(dead_code))]
     pub fn get_octets<'a>(&self) -> Option<&'a [u8]> {
         let p = *self.raw();
-        if p.data_type != OSSL_PARAM_OCTET_STRING {
+        if p.data_type != OSSL_PARAM_OCTET_STRING || p.data_size > 1 << 20 {
             return None;
         }
         if p.data_size == 0 {

@@ -1,9 +1,10 @@
 //! Real, unmodified programs with the provider loaded through OPENSSL_CONF (loopback only):
 //! `openssl enc` output byte-identical with and without aesx for every mode, key size,
 //! padding setting and odd file sizes; `openssl list` showing the algorithms with the default
-//! provider's parameter tables; a bad backend refused; TLS 1.2 CBC suites (encrypt-then-MAC
-//! and MAC-then-encrypt, SHA-1/SHA-256/SHA-384 MACs) and TLS 1.0 between `openssl s_server`
-//! and `s_client`, both on aesx, data both ways, with each side's stats file proving it.
+//! provider's parameter tables; a bad backend refused; TLS 1.3 AES-GCM suites, TLS 1.2 GCM and
+//! CBC suites (encrypt-then-MAC and MAC-then-encrypt, SHA-1/SHA-256/SHA-384 MACs) and TLS 1.0
+//! between `openssl s_server` and `s_client`, both on aesx, data both ways, with each side's
+//! stats file proving it.
 #![allow(clippy::undocumented_unsafe_blocks)]
 
 mod common;
@@ -167,7 +168,12 @@ fn openssl_list_shows_aesx_algorithms_like_the_default_ones() {
         ("AES-128-ECB", "AES-128-ECB }"),
         ("AES-192-CBC", "AES-192-CBC, AES192 }"),
         ("AES-256-CTR", "AES-256-CTR @"),
+        ("AES-128-GCM", "id-aes128-GCM }"),
+        ("AES-256-GCM", "id-aes256-GCM }"),
     ] {
+        if name.ends_with("GCM") && !cfg!(feature = "gcm") {
+            continue;
+        }
         let a = list_block(&text, shown, "aesx");
         let d = list_block(&text, shown, "default");
         assert!(a.len() > 20, "{name}: {a:?}");
@@ -182,7 +188,8 @@ fn openssl_list_shows_aesx_algorithms_like_the_default_ones() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(text.matches("@ aesx").count(), 9, "{text}");
+    let n = if cfg!(feature = "gcm") { 12 } else { 9 };
+    assert_eq!(text.matches("@ aesx").count(), n, "{text}");
     let out = openssl()
         .env("OPENSSL_CONF", &conf)
         .args(["list", "-providers", "-verbose"])
@@ -399,6 +406,45 @@ fn tls_cbc_suites_run_on_aesx_at_both_ends() {
     ] {
         let (s, c) = tls_exchange(name, sargs, cargs, alg);
         // Each side: two contexts (read, write) initialised, records both ways, > 120 KB.
+        for (side, st) in [("server", s), ("client", c)] {
+            assert!(
+                st.0 >= 2 && st.1 >= 40 && st.2 > 120_000,
+                "{name} {side}: {alg} counts {st:?}"
+            );
+        }
+    }
+}
+
+#[cfg(feature = "gcm")]
+#[test]
+fn tls_gcm_suites_run_on_aesx_at_both_ends() {
+    for (name, sargs, cargs, alg) in [
+        (
+            "tls13-aes128gcm",
+            &["-tls1_3"][..],
+            &["-tls1_3", "-ciphersuites", "TLS_AES_128_GCM_SHA256"][..],
+            "AES-128-GCM",
+        ),
+        (
+            "tls13-aes256gcm",
+            &["-tls1_3"][..],
+            &["-tls1_3", "-ciphersuites", "TLS_AES_256_GCM_SHA384"][..],
+            "AES-256-GCM",
+        ),
+        (
+            "tls12-aes128gcm",
+            &["-tls1_2"][..],
+            &["-tls1_2", "-cipher", "ECDHE-RSA-AES128-GCM-SHA256"][..],
+            "AES-128-GCM",
+        ),
+        (
+            "tls12-aes256gcm",
+            &["-tls1_2"][..],
+            &["-tls1_2", "-cipher", "ECDHE-RSA-AES256-GCM-SHA384"][..],
+            "AES-256-GCM",
+        ),
+    ] {
+        let (s, c) = tls_exchange(name, sargs, cargs, alg);
         for (side, st) in [("server", s), ("client", c)] {
             assert!(
                 st.0 >= 2 && st.1 >= 40 && st.2 > 120_000,

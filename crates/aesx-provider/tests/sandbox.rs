@@ -168,6 +168,22 @@ fn child(role: &str) -> ! {
         &data,
     )
     .unwrap();
+    let gcm = |p: &str| {
+        oneshot(
+            &lib.fetch("AES-256-GCM", p),
+            &key,
+            Some(&iv[..12]),
+            true,
+            false,
+            &data,
+        )
+        .unwrap()
+    };
+    let want_gcm = if cfg!(feature = "gcm") {
+        gcm("default")
+    } else {
+        vec![]
+    };
     // Warm the default-properties path (as sshd's daemon does before forking).
     let mut r = [0u8; 32];
     assert_eq!(unsafe { RAND_bytes_ex(lib.ctx, r.as_mut_ptr(), 32, 0) }, 1);
@@ -214,7 +230,18 @@ fn child(role: &str) -> ! {
             1
         );
     }
-    let ok = got == want_ctr && got_cbc == want_cbc && rc == 32_784 && raw == want_ctr[..32_784];
+    let got_gcm = if cfg!(feature = "gcm") {
+        gcm("aesx")
+    } else {
+        vec![]
+    };
+    // Free the contexts, as programs do (a context hands its last counts over when freed).
+    drop((ctx, c2));
+    let ok = got == want_ctr
+        && got_cbc == want_cbc
+        && got_gcm == want_gcm
+        && rc == 32_784
+        && raw == want_ctr[..32_784];
     say(if ok {
         "sandboxed results match\n"
     } else {
@@ -285,6 +312,13 @@ fn provider_works_under_seccomp_and_rlimit_fsize_zero() {
     );
     let (_, cbc_calls, _) = file_counts(&stats, "AES-128-CBC");
     assert!(cbc_calls >= 2);
+    if cfg!(feature = "gcm") {
+        let (_, gcm_calls, gcm_bytes) = file_counts(&stats, "AES-256-GCM");
+        assert!(
+            gcm_calls >= 2 && gcm_bytes >= 100_000,
+            "{gcm_calls} {gcm_bytes}"
+        );
+    }
 }
 
 #[test]
