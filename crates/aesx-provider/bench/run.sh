@@ -10,8 +10,9 @@
 #          (a software clock: this VM has no cycle counters) for ssh and for sshd (following
 #          its re-executed and forked children): CPU ms in total and in AES, attributed by
 #          shared object (OpenSSL's own AES/GHASH assembly has no symbols in Debian's
-#          libcrypto, so "AES" = samples in libcrypto.so.3 for the default provider, and in
-#          libaesx_provider.so + libcrypto.so.3 for aesx; during a bulk transfer libcrypto does
+#          libcrypto, so "AES" = samples in libcrypto.so.3 for the default provider, and in the
+#          aesx module (whatever its file is called) + libcrypto.so.3 for aesx; during a bulk
+#          transfer libcrypto does
 #          nothing else on these ciphers: the MAC of -ctr is OpenSSH's own umac).
 #
 # usage: run.sh [-r rounds] [-s MiB] [-t seconds] [-c "ciphers"] [speed] [scp] [perf]
@@ -128,7 +129,7 @@ samples() {
   perf report -i "$1" --stdio --sort dso --show-nr-samples 2>/dev/null | awk '
     /^#/ || NF < 3 { next }
     { n = $2; dso = $3; total += n
-      if (dso == "libcrypto.so.3" || dso == "libaesx_provider.so") aes += n }
+      if (dso == "libcrypto.so.3" || dso ~ /aesx/) aes += n }
     END { printf "%d %d\n", total, aes }'
 }
 
