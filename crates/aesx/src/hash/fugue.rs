@@ -17,8 +17,10 @@
 //! * `gfni`: the S-box and its multiples by 4 and 7 by GF2P8AFFINEINVQB with AVX-512VL
 //!   three-input XORs; the shortest dependency chain per round.
 //!
-//! Every SIMD backend keeps the state in registers, three columns per register, so the ROR3 of
-//! every round is free renaming (the layout of Cagdas Calik's SSE implementation), and computes
+//! Every SIMD backend keeps the state as three columns per 128-bit group (in registers, or for
+//! `aesni` in an aligned array with explicit loads and stores, which leaves the registers to
+//! the SMIX), so the ROR3 of every round is a change of index (the layout of Cagdas Calik's
+//! SSE implementation), and computes
 //! the SuperMix as a XOR of 13 byte shuffles of three S-box multiples (S, 4S, 7S); the G2 stage
 //! keeps one column per register. [`hash_many`] hashes eight equal-length messages side by
 //! side (GFNI + AVX-512VL), for proof-of-work style workloads.

@@ -8,6 +8,7 @@ use super::simd::{SHIFT_ROWS, gmul};
 
 const SRC: [u8; 16] = SHIFT_ROWS;
 const TERNLOG: bool = false;
+const MEM_GROUPS: bool = true;
 const ADD_K: bool = false;
 
 /// `c · n` for the low nibble `n`, and `c · (n << 4)` for the high nibble.

@@ -75,7 +75,7 @@ fn word_to_basis(w: i32) -> i32 {
     w
 }
 
-super::simd::fugue_rounds!("gfni,ssse3,avx2,avx512f,avx512bw,avx512vl", Gfni);
+super::simd::fugue_rounds_v1!("gfni,ssse3,avx2,avx512f,avx512bw,avx512vl", Gfni);
 
 #[cfg(test)]
 mod tests {

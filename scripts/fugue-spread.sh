@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Run-to-run steadiness of aesx's Fugue: N fresh processes of
+#   aesx bench --ops OP --sizes SIZE --json
+# (each process gets its own stack/heap placement from ASLR), then per backend the best, the
+# median and the worst GB/s and the spread (worst to best, relative to the best).
+#
+#   scripts/fugue-spread.sh [N] [OP] [SIZE]      (defaults: 20 fugue512 64K)
+#
+# Environment: AESX (an aesx binary; default: build target/release/aesx).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+N=${1:-20}
+OP=${2:-fugue512}
+SIZE=${3:-64K}
+if [ -z "${AESX:-}" ]; then
+  (cd "$ROOT" && cargo build --release -q -p aesx-cli)
+  AESX=$ROOT/target/release/aesx
+fi
+TMP=$(mktemp)
+trap 'rm -f "$TMP"' EXIT
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+for _ in $(seq 1 "$N"); do
+  "$AESX" bench --ops "$OP" --sizes "$SIZE" --json 2>/dev/null |
+    sed -n 's/.*"backend":"\([a-z0-9]*\)".*"gbps":\([0-9.]*\).*/\1 \2/p' >>"$TMP"
+done
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "$N fresh processes of: aesx bench --ops $OP --sizes $SIZE  (load average before: $load0, after: $load1)"
+echo "backend   best    median  worst   spread (1 - worst/best)"
+for b in $(cut -d' ' -f1 "$TMP" | sort -u); do
+  [ "$b" = soft ] && continue
+  grep "^$b " "$TMP" | cut -d' ' -f2 | sort -g | awk -v b="$b" '
+    { v[NR] = $1 }
+    END { med = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+          printf "%-8s  %.4f  %.4f  %.4f  %.1f%%\n", b, v[NR], med, v[1], 100 * (1 - v[1] / v[NR]) }'
+done
