@@ -5,6 +5,10 @@ use zeroize::Zeroize;
 
 use crate::{Aes, Backend, Error, ErrorKind, backend};
 
+/// The branch-free PKCS#7 check under [`crate::pkcs7_unpad`], and the variant with a
+/// declassification hook that constant-time checkers use.
+pub use crate::mode::cbc::{Pkcs7Check, pkcs7_check, pkcs7_unpad_declassify};
+
 /// FIPS-197 encryption round keys `w[4r..4r+4]` as 16-byte blocks; `rounds + 1` are valid.
 /// Zeroized on drop.
 #[derive(Clone)]
@@ -176,4 +180,29 @@ pub mod keysetup {
             keys: k.enc,
         })
     }
+}
+
+/// The branch-free core of [`crate::AesGcm::open_in_place_detached`], for constant-time
+/// checkers: decrypts `buf` in place and returns `Ok(1)` if `tag` is valid, `Ok(0)` if not,
+/// computed without a branch or a memory index that depends on secret data. The public
+/// function is this plus one branch on the result (and zeroing `buf` on 0).
+///
+/// **On `Ok(0)` `buf` holds unauthenticated plaintext**: the caller must discard it.
+pub fn gcm_open_ct(
+    gcm: &crate::AesGcm,
+    nonce: &[u8],
+    aad: &[u8],
+    buf: &mut [u8],
+    tag: &[u8],
+) -> Result<u8, Error> {
+    gcm.open_in_place_detached_ct(nonce, aad, buf, tag)
+}
+
+/// The branch-free core of [`crate::GcmDecryptor::finish`]: `Ok(1)` if `tag` is valid,
+/// `Ok(0)` if not, without a branch on secret data.
+pub fn gcm_finish_ct<K: core::borrow::Borrow<crate::AesGcm>>(
+    dec: crate::GcmDecryptor<K>,
+    tag: &[u8],
+) -> Result<u8, Error> {
+    dec.finish_ct(tag)
 }

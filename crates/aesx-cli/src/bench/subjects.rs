@@ -13,10 +13,17 @@
 //!   `Aes::with_backend` for the other backends) and RustCrypto
 //!   `Aes128::new` expand both schedules; for OpenSSL an encrypt-init and a decrypt-init on two
 //!   reused ECB contexts.
+//! - GCM (see [`gcm`]): one call seals (or opens and checks the tag of) one message with a
+//!   12-byte nonce and 13 bytes of AAD (a TLS record's shape), on a key (GHASH powers included)
+//!   set up beforehand: aesx `AesGcm`, OpenSSL EVP `aes-*-gcm` on a reused context (IV reset,
+//!   AAD update, in-place update, final, tag), RustCrypto `aes-gcm` 0.11 and `ring` 0.17
+//!   `LessSafeKey` (AES-128/256 only: ring has no AES-192-GCM).
 
 use std::hint::black_box;
 
+#[cfg(feature = "bench-peers")]
 use aes::cipher::array::Array;
+#[cfg(feature = "bench-peers")]
 use aes::cipher::{
     BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt, InnerIvInit,
     KeyInit, StreamCipher, consts::U16,
@@ -24,10 +31,14 @@ use aes::cipher::{
 use aesx::hash::fugue::{Fugue, FugueAlg, FugueBackend};
 use aesx::{Aes, Backend, CbcDecryptor, CbcEncryptor, Ctr};
 use anyhow::{Result, anyhow};
+#[cfg(feature = "bench-peers")]
 use openssl::cipher::{Cipher, CipherRef};
+#[cfg(feature = "bench-peers")]
 use openssl::cipher_ctx::CipherCtx;
 
 use super::ops::Op;
+
+mod gcm;
 
 /// The fixed IV / initial counter of every message.
 pub const IV: [u8; 16] = [
@@ -89,19 +100,29 @@ pub fn build(op: Op, key_bits: u32, backends: &[Backend]) -> Result<Vec<Box<dyn 
             threads: aesx::parallel::default_threads(),
         }));
     }
-    if op == Op::CtrMt {
-        // Neither peer has a multi-threaded CTR: single-threaded OpenSSL is the reference.
-        v.push(Box::new(Openssl::new(Op::Ctr, key)?));
-        return Ok(v);
+    if matches!(op, Op::GcmEnc | Op::GcmDec) {
+        return gcm::build(op, key, backends);
     }
-    v.push(Box::new(Openssl::new(op, key)?));
-    v.push(match key_bits {
-        128 => Box::new(RustCrypto::<aes::Aes128>::new(op, key)),
-        192 => Box::new(RustCrypto::<aes::Aes192>::new(op, key)),
-        _ => Box::new(RustCrypto::<aes::Aes256>::new(op, key)),
-    });
+    #[cfg(feature = "bench-peers")]
+    {
+        if op == Op::CtrMt {
+            // Neither peer has a multi-threaded CTR: single-threaded OpenSSL is the reference.
+            v.push(Box::new(Openssl::new(Op::Ctr, key)?));
+            return Ok(v);
+        }
+        v.push(Box::new(Openssl::new(op, key)?));
+        v.push(match key_bits {
+            128 => Box::new(RustCrypto::<aes::Aes128>::new(op, key)),
+            192 => Box::new(RustCrypto::<aes::Aes192>::new(op, key)),
+            _ => Box::new(RustCrypto::<aes::Aes256>::new(op, key)),
+        });
+    }
     Ok(v)
 }
+
+/// Whether the OpenSSL and RustCrypto peers are built in (cargo feature `bench-peers`, on by
+/// default; without it the `aesx` binary needs neither OpenSSL nor the RustCrypto crates).
+pub const PEERS_BUILT: bool = cfg!(feature = "bench-peers");
 
 struct AesxSubject {
     aes: Aes,
@@ -144,7 +165,7 @@ impl Subject for AesxSubject {
                 };
                 black_box(&k);
             }
-            Op::KeysetupVariants | Op::Fugue(_) => {}
+            Op::KeysetupVariants | Op::Fugue(_) | Op::GcmEnc | Op::GcmDec => {}
         }
     }
 }
@@ -191,6 +212,7 @@ impl Subject for Variant {
     }
 }
 
+#[cfg(feature = "bench-peers")]
 struct Openssl {
     op: Op,
     enc: CipherCtx,
@@ -198,6 +220,7 @@ struct Openssl {
     key: Vec<u8>,
 }
 
+#[cfg(feature = "bench-peers")]
 fn ossl_cipher(op: Op, bits: usize) -> &'static CipherRef {
     match (op, bits) {
         (Op::Ctr | Op::CtrMt, 128) => Cipher::aes_128_ctr(),
@@ -212,6 +235,7 @@ fn ossl_cipher(op: Op, bits: usize) -> &'static CipherRef {
     }
 }
 
+#[cfg(feature = "bench-peers")]
 impl Openssl {
     fn new(op: Op, key: &[u8]) -> Result<Openssl> {
         let c = ossl_cipher(op, key.len() * 8);
@@ -232,6 +256,7 @@ impl Openssl {
     }
 }
 
+#[cfg(feature = "bench-peers")]
 impl Subject for Openssl {
     fn impl_name(&self) -> &'static str {
         "openssl"
@@ -268,17 +293,19 @@ impl Subject for Openssl {
                     .dec
                     .decrypt_init(None, Some(black_box(&self.key)), None);
             }
-            Op::KeysetupVariants | Op::Fugue(_) => {}
+            Op::KeysetupVariants | Op::Fugue(_) | Op::GcmEnc | Op::GcmDec => {}
         }
     }
 }
 
+#[cfg(feature = "bench-peers")]
 struct RustCrypto<C> {
     op: Op,
     cipher: C,
     key: Vec<u8>,
 }
 
+#[cfg(feature = "bench-peers")]
 impl<C> RustCrypto<C>
 where
     C: KeyInit,
@@ -292,6 +319,7 @@ where
     }
 }
 
+#[cfg(feature = "bench-peers")]
 impl<C> Subject for RustCrypto<C>
 where
     C: BlockCipherEncrypt<BlockSize = U16> + BlockCipherDecrypt<BlockSize = U16> + KeyInit,
@@ -321,7 +349,7 @@ where
                 let k = C::new_from_slice(black_box(&self.key));
                 black_box(&k);
             }
-            Op::KeysetupVariants | Op::Fugue(_) => {}
+            Op::KeysetupVariants | Op::Fugue(_) | Op::GcmEnc | Op::GcmDec => {}
         }
     }
 }
