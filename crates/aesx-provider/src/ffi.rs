@@ -84,7 +84,6 @@ pub const OSSL_FUNC_CIPHER_SETTABLE_CTX_PARAMS: c_int = 14;
 pub const EVP_CIPH_ECB_MODE: u32 = 0x1;
 pub const EVP_CIPH_CBC_MODE: u32 = 0x2;
 pub const EVP_CIPH_CTR_MODE: u32 = 0x5;
-#[cfg_attr(not(feature = "gcm"), allow(dead_code))]
 pub const EVP_CIPH_GCM_MODE: u32 = 0x6;
 
 // TLS versions (prov_ssl.h).
@@ -108,15 +107,11 @@ pub const PROV_R_FAILED_TO_SET_PARAMETER: u32 = 104;
 pub const PROV_R_INVALID_KEY_LENGTH: u32 = 105;
 pub const PROV_R_OUTPUT_BUFFER_TOO_SMALL: u32 = 106;
 pub const PROV_R_WRONG_FINAL_BLOCK_LENGTH: u32 = 107;
-#[cfg_attr(not(feature = "gcm"), allow(dead_code))]
 pub const PROV_R_INVALID_AAD: u32 = 108;
 pub const PROV_R_INVALID_IV_LENGTH: u32 = 109;
-#[cfg_attr(not(feature = "gcm"), allow(dead_code))]
 pub const PROV_R_INVALID_TAG: u32 = 110;
 pub const PROV_R_NO_KEY_SET: u32 = 114;
-#[cfg_attr(not(feature = "gcm"), allow(dead_code))]
 pub const PROV_R_TAG_NOT_SET: u32 = 119;
-#[cfg_attr(not(feature = "gcm"), allow(dead_code))]
 pub const PROV_R_TOO_MANY_RECORDS: u32 = 126;
 pub const PROV_R_INVALID_CONFIG_DATA: u32 = 211;
 /// `ERR_R_PASSED_NULL_PARAMETER` (err.h: a common, fatal reason valid under any library).

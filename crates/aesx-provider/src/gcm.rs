@@ -14,9 +14,10 @@
 //!   the whole IV, `tlsivgen` returns the IV's tail and increments its last 8 bytes,
 //!   `tlsivinv` sets the invocation field on decryption).
 //!
-//! Differences: decryption checks 16-byte tags only (OpenSSL also accepts 1 to 15; no TLS or
-//! SSH suite uses them); a context in the middle of a message cannot be copied (`dupctx`
-//! fails; copies between messages work).
+//! Differences: decryption accepts the tag lengths SP 800-38D allows (16, 15, 14, 13, 12, 8
+//! and 4 bytes; OpenSSL also accepts 1-3, 5-7 and 9-11, which no TLS or SSH suite uses: with
+//! aesx such a tag fails at final, never passes); a context in the middle of a message cannot
+//! be copied (`dupctx` fails; copies between messages work).
 
 use core::ffi::{CStr, c_int, c_void};
 use core::ptr;
@@ -195,11 +196,12 @@ impl GcmCtx {
     /// `tlsivgen`: start a message with the IV, hand out its last `n` bytes, then count the
     /// invocation field (the IV's last 8 bytes) up by one.
     fn ivgen(&mut self, out: &mut [u8]) -> Result<(), Reason> {
-        if !self.iv_gen || self.key.is_none() {
+        // A 0-byte buffer: OpenSSL writes the whole IV past its end; aesx refuses.
+        if !self.iv_gen || self.key.is_none() || out.is_empty() {
             return Err(Reason::SILENT);
         }
         self.start()?;
-        let n = if out.is_empty() || out.len() > self.ivlen {
+        let n = if out.len() > self.ivlen {
             self.ivlen
         } else {
             out.len()
@@ -418,8 +420,11 @@ impl GcmCtx {
             }
             Stream::Dec(s) => {
                 let n = self.taglen.unwrap_or(TAG_LEN);
-                // The tag check's result is public; aesx compares in constant time.
-                s.finish(&self.tag[..n]).map_err(|_| Reason::SILENT)?;
+                // The tag check's result is public; aesx compares in constant time. A tag of
+                // 16, 15, 14, 13, 12, 8 or 4 bytes is checked against the computed tag's
+                // leading bytes; other lengths fail (SP 800-38D allows no others).
+                s.finish_truncated(&self.tag[..n])
+                    .map_err(|_| Reason::SILENT)?;
             }
         }
         Ok(0)

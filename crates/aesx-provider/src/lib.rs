@@ -35,7 +35,6 @@ use aesx::Backend;
 mod cipher;
 mod error;
 mod ffi;
-#[cfg(feature = "gcm")]
 mod gcm;
 mod params;
 mod stats;
@@ -94,8 +93,8 @@ struct ProvCtx {
     backend: Backend,
 }
 
-/// ECB, CBC, CTR at three key sizes, GCM at three when built with it, and the end marker.
-const N_ALGORITHMS: usize = 10 + if cfg!(feature = "gcm") { 3 } else { 0 };
+/// ECB, CBC, CTR and GCM at three key sizes, and the end marker.
+const N_ALGORITHMS: usize = 13;
 
 static ALGORITHMS: Table<[OsslAlgorithm; N_ALGORITHMS]> = {
     macro_rules! alg {
@@ -121,11 +120,8 @@ static ALGORITHMS: Table<[OsslAlgorithm; N_ALGORITHMS]> = {
         alg!(6, cipher::D6),
         alg!(7, cipher::D7),
         alg!(8, cipher::D8),
-        #[cfg(feature = "gcm")]
         alg!(gcm, 0, gcm::D9),
-        #[cfg(feature = "gcm")]
         alg!(gcm, 1, gcm::D10),
-        #[cfg(feature = "gcm")]
         alg!(gcm, 2, gcm::D11),
         OsslAlgorithm {
             algorithm_names: core::ptr::null(),

@@ -306,20 +306,17 @@ impl Param {
     }
 
     /// The caller's `data_size`.
-    #[cfg_attr(not(feature = "gcm"), allow(dead_code))]
     pub fn data_size(&self) -> usize {
         self.raw().data_size
     }
 
     /// An OCTET_STRING's data pointer and size, unchecked (OpenSSH passes an IV with size -1).
-    #[cfg_attr(not(feature = "gcm"), allow(dead_code))]
     pub fn raw_octets(&self) -> Option<(*const u8, usize)> {
         let p = *self.raw();
         (p.data_type == OSSL_PARAM_OCTET_STRING).then_some((p.data as *const u8, p.data_size))
     }
 
     /// A writable OCTET_STRING buffer (for parameters OpenSSL fills in place, `tlsivgen`).
-    #[cfg_attr(not(feature = "gcm"), allow(dead_code))]
     pub fn octets_mut<'a>(&self) -> Option<&'a mut [u8]> {
         let p = *self.raw();
         if p.data_type != OSSL_PARAM_OCTET_STRING || p.data.is_null() || p.data_size > 1 << 20 {
@@ -331,7 +328,6 @@ impl Param {
 
     /// A readable OCTET_STRING's bytes (borrowed for the duration of the provider call); None
     /// for another type, a NULL buffer, or more than 1 MiB (no parameter of ours is that big).
-    #[cfg_attr(not(feature = "gcm"), allow(dead_code))]
     pub fn get_octets<'a>(&self) -> Option<&'a [u8]> {
         let p = *self.raw();
         if p.data_type != OSSL_PARAM_OCTET_STRING || p.data_size > 1 << 20 {

@@ -1,11 +1,11 @@
-//! AES-GCM through EVP on the aesx provider: Wycheproof on every backend (IV lengths set with
+//! AES-GCM through EVP on the aesx provider: NIST CAVP and Wycheproof on every backend (IV lengths set with
 //! `ivlen`, AAD through update with a NULL output, tag set/get), the security-critical bad-tag
 //! results (`EVP_Cipher` returns -1 and `EVP_DecryptFinal_ex` 0, exactly as on the default
 //! provider), OpenSSH's call sequence (IV-only init, `tlsivfixed` with length -1, key-only
 //! init, `tlsivgen`, `EVP_Cipher` for AAD / data / final, `tlsivgen` 12 for re-keying) and
 //! TLS 1.2 records (`tlsaad`, `tlsivfixed` 4, in-place records) crossed with the default
-//! provider, and random operation sequences compared with the default provider.
-#![cfg(feature = "gcm")]
+//! provider, and random messages (IV, AAD, data, tag lengths, pieces) and random operation
+//! sequences compared with the default provider.
 #![allow(clippy::undocumented_unsafe_blocks)]
 
 mod common;
@@ -91,6 +91,19 @@ fn aead(
     data: &[u8],
     tag: Option<&[u8]>,
 ) -> Option<(Vec<u8>, Vec<u8>)> {
+    aead_t(c, key, iv, aad, data, tag, 16)
+}
+
+/// [`aead`], reading a `taglen`-byte tag when encrypting.
+fn aead_t(
+    c: &Cipher,
+    key: &[u8],
+    iv: &[u8],
+    aad: &[u8],
+    data: &[u8],
+    tag: Option<&[u8]>,
+    taglen: usize,
+) -> Option<(Vec<u8>, Vec<u8>)> {
     let x = Ctx::new();
     let enc = tag.is_none();
     if !x.init(Some(c), None, None, enc as i32) || !x.set_size(c"ivlen", iv.len()) {
@@ -110,7 +123,7 @@ fn aead(
     }
     out.extend(x.finish()?);
     let t = if enc {
-        x.get_octets(c"tag", 16)?
+        x.get_octets(c"tag", taglen)?
     } else {
         vec![]
     };
@@ -165,6 +178,108 @@ fn wycheproof_gcm_on_every_backend() {
             s.contains("AES-128-GCM") && s.contains("AES-256-GCM"),
             "{s}"
         );
+    }
+}
+
+/// One record of a NIST CAVP `.rsp` file.
+#[derive(Default)]
+struct Rsp {
+    key: Vec<u8>,
+    iv: Vec<u8>,
+    pt: Option<Vec<u8>>,
+    aad: Vec<u8>,
+    ct: Vec<u8>,
+    tag: Vec<u8>,
+}
+
+fn read_rsp(file: &str) -> Vec<Rsp> {
+    let text = std::fs::read_to_string(testdata().join("nist-gcm").join(file)).unwrap();
+    let mut out = vec![];
+    let mut cur: Option<Rsp> = None;
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') || line.starts_with('[') {
+            continue;
+        }
+        if line == "FAIL" {
+            cur.as_mut().unwrap().pt = None;
+            continue;
+        }
+        let (k, v) = line.split_once('=').unwrap();
+        if k.trim() == "Count" {
+            out.extend(cur.replace(Rsp::default()));
+            continue;
+        }
+        let v = h(v.trim());
+        match k.trim() {
+            "Key" => cur.as_mut().unwrap().key = v,
+            "IV" => cur.as_mut().unwrap().iv = v,
+            "PT" => cur.as_mut().unwrap().pt = Some(v),
+            "AAD" => cur.as_mut().unwrap().aad = v,
+            "CT" => cur.as_mut().unwrap().ct = v,
+            "Tag" => cur.as_mut().unwrap().tag = v,
+            other => panic!("{file}: unknown field {other}"),
+        }
+    }
+    out.extend(cur);
+    out
+}
+
+/// NIST CAVP GCM (SP 800-38D) through EVP on every backend: encryption (IV lengths 1 to 128
+/// bytes through `ivlen`, tags of every allowed length read with `tag`) and decryption
+/// (truncated tags set with `tag`, the FAIL records refused).
+#[test]
+fn nist_gcm_on_every_backend() {
+    let enc: Vec<Rsp> = ["128", "192", "256"]
+        .iter()
+        .flat_map(|k| read_rsp(&format!("gcmEncryptExtIV{k}.rsp")))
+        .collect();
+    let dec: Vec<Rsp> = ["128", "192", "256"]
+        .iter()
+        .flat_map(|k| read_rsp(&format!("gcmDecrypt{k}.rsp")))
+        .collect();
+    assert!(
+        enc.len() > 3000 && dec.len() > 3800,
+        "{} {}",
+        enc.len(),
+        dec.len()
+    );
+    let ivlens: std::collections::BTreeSet<usize> = enc.iter().map(|r| r.iv.len()).collect();
+    let taglens: std::collections::BTreeSet<usize> = dec.iter().map(|r| r.tag.len()).collect();
+    assert!(ivlens.contains(&1) && ivlens.contains(&128) && ivlens.contains(&12));
+    assert_eq!(
+        taglens.into_iter().collect::<Vec<_>>(),
+        [4, 8, 12, 13, 14, 15, 16]
+    );
+    for b in backends() {
+        let lib = Lib::new(Some(&b));
+        assert_eq!(lib.aesx_backend(), b);
+        let ciphers: Vec<Cipher> = [16, 24, 32]
+            .iter()
+            .map(|&k| lib.fetch(name(k), "aesx"))
+            .collect();
+        let c = |k: &[u8]| &ciphers[(k.len() - 16) / 8];
+        for (i, r) in enc.iter().enumerate() {
+            let pt = r.pt.as_ref().unwrap();
+            let (ct, tag) = aead_t(c(&r.key), &r.key, &r.iv, &r.aad, pt, None, r.tag.len())
+                .unwrap_or_else(|| panic!("{b}: encrypt record {i}: {}", errors()));
+            assert_eq!((ct, tag), (r.ct.clone(), r.tag.clone()), "{b}: encrypt {i}");
+        }
+        let (mut pass, mut fail) = (0, 0);
+        for (i, r) in dec.iter().enumerate() {
+            let got = aead(c(&r.key), &r.key, &r.iv, &r.aad, &r.ct, Some(&r.tag));
+            let _ = errors();
+            match &r.pt {
+                Some(pt) => {
+                    pass += 1;
+                    assert_eq!(got.map(|g| g.0).as_ref(), Some(pt), "{b}: decrypt {i}")
+                }
+                None => {
+                    fail += 1;
+                    assert!(got.is_none(), "{b}: decrypt {i} must fail")
+                }
+            }
+        }
+        assert!(pass > 1000 && fail > 1000, "{pass} {fail}");
     }
 }
 
@@ -351,6 +466,7 @@ fn tls12_records_interoperate_with_the_default_provider() {
                 let dec_len = (plen + 8 + 16) as u16;
                 hdr[11..].copy_from_slice(&dec_len.to_be_bytes());
                 let tamper = seq == 9;
+                let tag_copy = rec[8 + plen..].to_vec();
                 if tamper {
                     rec[8] ^= 1;
                 }
@@ -359,6 +475,12 @@ fn tls12_records_interoperate_with_the_default_provider() {
                     unsafe { EVP_CipherUpdate(d.0, rec.as_mut_ptr(), &mut outl, rec.as_ptr(), n) };
                 if tamper {
                     assert_eq!(r, 0, "{ep}->{dp}: tampered record accepted");
+                    // Like OpenSSL: the payload is wiped, the explicit IV and tag stay.
+                    assert!(
+                        rec[8..8 + plen].iter().all(|&b| b == 0),
+                        "{dp}: plaintext of a forged record left in the buffer"
+                    );
+                    assert_eq!(&rec[8 + plen..], &tag_copy[..], "{dp}");
                     let _ = errors();
                     continue;
                 }
@@ -483,5 +605,216 @@ fn random_gcm_sequences_match_the_default_provider() {
                 break;
             }
         }
+    }
+}
+
+/// Random piece sizes that add up to `n` (none empty).
+fn pieces(rng: &mut Rng, n: usize) -> Vec<usize> {
+    let mut out = vec![];
+    let mut left = n;
+    while left > 0 {
+        let most = [1, 15, 16, 17, 100, 4096, left][rng.below(7) as usize].min(left);
+        let k = 1 + rng.below(most as u64) as usize;
+        out.push(k);
+        left -= k;
+    }
+    out
+}
+
+/// How [`gcm_message`] feeds one message.
+struct Feed<'a> {
+    iv: &'a [u8],
+    aad: &'a [u8],
+    aad_pieces: &'a [usize],
+    data_pieces: &'a [usize],
+    /// `EVP_Cipher` (OpenSSH's way) instead of `EVP_CipherUpdate`/`EVP_CipherFinal_ex`.
+    via_cipher: bool,
+    /// Decrypt: set the tag before the AAD instead of after the data.
+    tag_first: bool,
+    taglen: usize,
+}
+
+/// One message through EVP in the pieces `f` gives: Some((output, tag)) (the tag read with
+/// `f.taglen` bytes when encrypting), None when any call fails (decrypt: the tag check).
+fn gcm_message(
+    c: &Cipher,
+    key: &[u8],
+    f: &Feed,
+    data: &[u8],
+    tag: Option<&[u8]>,
+) -> Option<(Vec<u8>, Vec<u8>)> {
+    let x = Ctx::new();
+    let enc = tag.is_none();
+    if !(x.init(Some(c), None, None, enc as i32)
+        && x.set_size(c"ivlen", f.iv.len())
+        && x.init(None, Some(key), Some(f.iv), -1))
+    {
+        return None;
+    }
+    if let Some(t) = tag
+        && f.tag_first
+        && !x.set_octets(c"tag", t)
+    {
+        return None;
+    }
+    let mut at = 0;
+    for &k in f.aad_pieces {
+        let a = &f.aad[at..at + k];
+        at += k;
+        let ok = if f.via_cipher {
+            x.cipher_aad(a) == k as i32
+        } else {
+            x.aad(a)
+        };
+        if !ok {
+            return None;
+        }
+    }
+    let mut out = vec![];
+    at = 0;
+    for &k in f.data_pieces {
+        let d = &data[at..at + k];
+        at += k;
+        if f.via_cipher {
+            let (r, o) = x.cipher(d);
+            if r != k as i32 {
+                return None;
+            }
+            out.extend_from_slice(&o[..k]);
+        } else {
+            out.extend(x.update(d)?);
+        }
+    }
+    if let Some(t) = tag
+        && !f.tag_first
+        && !x.set_octets(c"tag", t)
+    {
+        return None;
+    }
+    if f.via_cipher {
+        if x.cipher_final() != 0 {
+            return None;
+        }
+    } else if !x.finish()?.is_empty() {
+        return None;
+    }
+    let t = if enc {
+        x.get_octets(c"tag", f.taglen)?
+    } else {
+        vec![]
+    };
+    Some((out, t))
+}
+
+/// Random whole messages on both providers with the same inputs: key size, IV length (1 to
+/// 128 bytes, mostly 12), AAD and data in random pieces (through update with a NULL output, or
+/// through `EVP_Cipher` as OpenSSH does), tags of every allowed length, the tag set before or
+/// after the data. Ciphertext and tag equal the default provider's; each provider opens both
+/// providers' messages; one flipped bit in the tag, the AAD or the ciphertext fails on both.
+#[test]
+fn random_gcm_messages_match_the_default_provider() {
+    let lib = Lib::new(None);
+    let ciphers: Vec<(Cipher, Cipher)> = [16, 24, 32]
+        .iter()
+        .map(|&k| (lib.fetch(name(k), "aesx"), lib.fetch(name(k), "default")))
+        .collect();
+    let n = if cfg!(debug_assertions) { 300 } else { 3000 };
+    let mut seen_taglens = std::collections::BTreeSet::new();
+    for seed in 0..n {
+        let mut rng = Rng(50_000 + seed);
+        let ki = rng.below(3) as usize;
+        let (ca, cd) = &ciphers[ki];
+        let key = rng.bytes(16 + 8 * ki);
+        let ivlen = match rng.below(8) {
+            0 => 1 + rng.below(128) as usize,
+            1 => 16,
+            2 => 8,
+            _ => 12,
+        };
+        let iv = rng.bytes(ivlen);
+        let sizes = |rng: &mut Rng, big: u64| match rng.below(4) {
+            0 => 0,
+            1 => rng.below(20) as usize,
+            2 => rng.below(300) as usize,
+            _ => rng.below(big) as usize,
+        };
+        let aad_len = sizes(&mut rng, 2000);
+        let aad = rng.bytes(aad_len);
+        let data_len = sizes(&mut rng, 20_000);
+        let data = rng.bytes(data_len);
+        let taglen = [4, 8, 12, 13, 14, 15, 16][rng.below(7) as usize];
+        seen_taglens.insert(taglen);
+        let aad_pieces = pieces(&mut rng, aad.len());
+        let data_pieces = pieces(&mut rng, data.len());
+        let f = Feed {
+            iv: &iv,
+            aad: &aad,
+            aad_pieces: &aad_pieces,
+            data_pieces: &data_pieces,
+            via_cipher: rng.below(4) == 0,
+            tag_first: rng.below(2) == 0,
+            taglen,
+        };
+        let ctx = format!(
+            "seed {seed}: key {} iv {ivlen} aad {aad_len} data {data_len} tag {taglen} EVP_Cipher {} tag first {}",
+            key.len(),
+            f.via_cipher,
+            f.tag_first
+        );
+        let sa = gcm_message(ca, &key, &f, &data, None);
+        let sd = gcm_message(cd, &key, &f, &data, None);
+        assert!(sd.is_some(), "{ctx}: default provider failed: {}", errors());
+        assert_eq!(sa, sd, "{ctx}: seal");
+        let (ct, tag) = sd.unwrap();
+        for c in [ca, cd] {
+            let o = gcm_message(c, &key, &f, &ct, Some(&tag));
+            assert_eq!(o.map(|o| o.0).as_ref(), Some(&data), "{ctx}: open");
+        }
+        // One flipped bit somewhere the tag covers.
+        let mut bad_tag = tag.clone();
+        let (mut bad_aad, mut bad_ct) = (aad.clone(), ct.clone());
+        match rng.below(3) {
+            0 if !aad.is_empty() => bad_aad[rng.below(aad_len as u64) as usize] ^= 1,
+            1 if !ct.is_empty() => bad_ct[rng.below(data_len as u64) as usize] ^= 0x40,
+            _ => bad_tag[rng.below(taglen as u64) as usize] ^= 0x80,
+        }
+        let fb = Feed { aad: &bad_aad, ..f };
+        for c in [ca, cd] {
+            let o = gcm_message(c, &key, &fb, &bad_ct, Some(&bad_tag));
+            assert!(o.is_none(), "{ctx}: forged message accepted");
+            let _ = errors();
+        }
+    }
+    assert_eq!(seen_taglens.len(), 7);
+}
+
+/// Tag lengths SP 800-38D does not allow (1-3, 5-7, 9-11 bytes): OpenSSL's default provider
+/// checks them; aesx refuses them at final, even when they match. Never a pass for a wrong tag.
+#[test]
+fn odd_tag_lengths_fail_closed() {
+    let lib = Lib::new(None);
+    let (ca, cd) = (
+        lib.fetch("AES-128-GCM", "aesx"),
+        lib.fetch("AES-128-GCM", "default"),
+    );
+    let (key, iv) = ([3u8; 16], [4u8; 12]);
+    let (ct, tag) = aead(&cd, &key, &iv, b"a", b"some data", None).unwrap();
+    for n in [1, 2, 3, 5, 6, 7, 9, 10, 11] {
+        assert!(aead(&cd, &key, &iv, b"a", &ct, Some(&tag[..n])).is_some());
+        assert!(aead(&ca, &key, &iv, b"a", &ct, Some(&tag[..n])).is_none());
+        let _ = errors();
+        let mut bad = tag[..n].to_vec();
+        bad[0] ^= 1;
+        assert!(aead(&ca, &key, &iv, b"a", &ct, Some(&bad)).is_none());
+        assert!(aead(&cd, &key, &iv, b"a", &ct, Some(&bad)).is_none());
+        let _ = errors();
+    }
+    // Encryption hands out any prefix of the tag, as the default provider does.
+    for n in 1..=16 {
+        assert_eq!(
+            aead_t(&ca, &key, &iv, b"a", b"some data", None, n),
+            aead_t(&cd, &key, &iv, b"a", b"some data", None, n),
+            "{n}"
+        );
     }
 }

@@ -179,11 +179,7 @@ fn child(role: &str) -> ! {
         )
         .unwrap()
     };
-    let want_gcm = if cfg!(feature = "gcm") {
-        gcm("default")
-    } else {
-        vec![]
-    };
+    let want_gcm = gcm("default");
     // Warm the default-properties path (as sshd's daemon does before forking).
     let mut r = [0u8; 32];
     assert_eq!(unsafe { RAND_bytes_ex(lib.ctx, r.as_mut_ptr(), 32, 0) }, 1);
@@ -230,11 +226,7 @@ fn child(role: &str) -> ! {
             1
         );
     }
-    let got_gcm = if cfg!(feature = "gcm") {
-        gcm("aesx")
-    } else {
-        vec![]
-    };
+    let got_gcm = gcm("aesx");
     // Free the contexts, as programs do (a context hands its last counts over when freed).
     drop((ctx, c2));
     let ok = got == want_ctr
@@ -312,13 +304,11 @@ fn provider_works_under_seccomp_and_rlimit_fsize_zero() {
     );
     let (_, cbc_calls, _) = file_counts(&stats, "AES-128-CBC");
     assert!(cbc_calls >= 2);
-    if cfg!(feature = "gcm") {
-        let (_, gcm_calls, gcm_bytes) = file_counts(&stats, "AES-256-GCM");
-        assert!(
-            gcm_calls >= 2 && gcm_bytes >= 100_000,
-            "{gcm_calls} {gcm_bytes}"
-        );
-    }
+    let (_, gcm_calls, gcm_bytes) = file_counts(&stats, "AES-256-GCM");
+    assert!(
+        gcm_calls >= 2 && gcm_bytes >= 100_000,
+        "{gcm_calls} {gcm_bytes}"
+    );
 }
 
 #[test]

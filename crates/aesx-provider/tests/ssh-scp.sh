@@ -10,8 +10,8 @@
 #
 # usage: ssh-scp.sh [-s MiB] [-c "cipher ..."] [-m path/to/libaesx_provider.so] [-k]
 #   -s  file size in MiB (default 256)
-#   -c  ciphers (default: aes128-ctr aes256-ctr, and aes128-gcm@openssh.com
-#       aes256-gcm@openssh.com when the module serves GCM)
+#   -c  ciphers (default: aes128-ctr aes256-ctr aes128-gcm@openssh.com
+#       aes256-gcm@openssh.com)
 #   -m  the provider module (default: target/release/libaesx_provider.so, built if missing)
 #   -k  keep the temporary directory (printed) for inspection
 # Needs root (sshd), openssh-server and openssh-client (installed with apt-get when missing).

@@ -122,10 +122,6 @@ pub fn target_profile_dir() -> PathBuf {
             cmd.args(["build", "-p", "aesx-provider", "--lib", "--target-dir"])
                 .arg(target_dir)
                 .current_dir(crate_dir());
-            // The module must have the features these tests were built with.
-            if cfg!(feature = "gcm") {
-                cmd.args(["--features", "gcm"]);
-            }
             match profile.as_str() {
                 "debug" => {}
                 "release" => {
