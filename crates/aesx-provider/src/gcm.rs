@@ -196,8 +196,9 @@ impl GcmCtx {
     /// `tlsivgen`: start a message with the IV, hand out its last `n` bytes, then count the
     /// invocation field (the IV's last 8 bytes) up by one.
     fn ivgen(&mut self, out: &mut [u8]) -> Result<(), Reason> {
-        // A 0-byte buffer: OpenSSL writes the whole IV past its end; aesx refuses.
-        if !self.iv_gen || self.key.is_none() || out.is_empty() {
+        // A 0-byte buffer (OpenSSL writes the whole IV past its end) or an IV shorter than the
+        // 8-byte invocation field (OpenSSL counts bytes before its IV buffer): aesx refuses.
+        if !self.iv_gen || self.key.is_none() || out.is_empty() || self.ivlen < 8 {
             return Err(Reason::SILENT);
         }
         self.start()?;
@@ -650,9 +651,8 @@ unsafe extern "C" fn cipher(
         if input.is_null() && inl != 0 {
             return Err(Reason::NULL);
         }
-        if !input.is_null() && out.is_null() && ctx.tls_aad.is_some() {
-            return Err(Reason::NULL);
-        }
+        // (A TLS record with a NULL output fails inside, which also ends the record's
+        // state, as OpenSSL does.)
         ctx.cipher_internal(out, input, inl)?;
         // SAFETY: checked non-NULL.
         unsafe { *outl = inl };

@@ -2,7 +2,7 @@
 //!
 //! Built as `libaesx_provider.so`; installed (or symlinked) as `aesx.so` in OpenSSL's module
 //! directory and activated by a configuration file such as the shipped `aesx-openssl.cnf`,
-//! it serves AES-128/192/256 in ECB, CBC and CTR under the property `provider=aesx` to every
+//! it serves AES-128/192/256 in ECB, CBC, CTR and GCM under the property `provider=aesx` to every
 //! program linked to libcrypto 3: `openssl`, OpenSSH's ssh/scp/sshd (including OpenSSL's
 //! AES-256-CTR DRBG), TLS clients and servers.
 //!

@@ -818,3 +818,28 @@ fn odd_tag_lengths_fail_closed() {
         );
     }
 }
+
+/// A TLS record call that fails (here: `EVP_Cipher` with a NULL output after `tlsaad`) ends
+/// the record state as on the default provider: after a new IV the context takes AAD again.
+/// (Found by the `provider` fuzz target: aesx used to keep the record header.)
+#[test]
+fn failed_tls_record_call_resets_like_the_default_provider() {
+    let lib = Lib::new(None);
+    for prov in ["aesx", "default"] {
+        let x = Ctx::new();
+        assert!(x.init(
+            Some(&lib.fetch("AES-128-GCM", prov)),
+            Some(&[1u8; 16]),
+            Some(&[2u8; 12]),
+            0
+        ));
+        assert!(x.set_octets(c"tlsivfixed", &[3u8; 4]));
+        let mut hdr = [0u8; 13];
+        hdr[11..].copy_from_slice(&100u16.to_be_bytes());
+        assert!(x.set_octets(c"tlsaad", &hdr));
+        assert_eq!(x.cipher_aad(&[0u8; 48]), -1, "{prov}");
+        let _ = errors();
+        assert!(x.init(None, None, Some(&[4u8; 12]), -1));
+        assert_eq!(x.cipher_aad(&[0u8; 465]), 465, "{prov}: {}", errors());
+    }
+}
