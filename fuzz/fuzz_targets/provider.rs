@@ -56,8 +56,11 @@ type Ctx = c_void;
 
 unsafe extern "C" {
     fn OSSL_LIB_CTX_new() -> *mut LibCtx;
-    fn OSSL_PROVIDER_add_builtin(ctx: *mut LibCtx, name: *const c_char, init: *const c_void)
-    -> c_int;
+    fn OSSL_PROVIDER_add_builtin(
+        ctx: *mut LibCtx,
+        name: *const c_char,
+        init: *const c_void,
+    ) -> c_int;
     fn OSSL_PROVIDER_load(ctx: *mut LibCtx, name: *const c_char) -> *mut c_void;
     fn EVP_CIPHER_fetch(ctx: *mut LibCtx, name: *const c_char, props: *const c_char) -> *mut Evp;
     fn EVP_CIPHER_CTX_new() -> *mut Ctx;
@@ -349,7 +352,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                     let mut outl: c_int = -1;
                     let o = if aad { null_mut() } else { out.as_mut_ptr() };
                     // SAFETY: n + 32 writable bytes (a block more than any update writes).
-                    let ok = unsafe { EVP_CipherUpdate(x, o, &mut outl, input.as_ptr(), n as c_int) };
+                    let ok =
+                        unsafe { EVP_CipherUpdate(x, o, &mut outl, input.as_ptr(), n as c_int) };
                     out.truncate(outl.max(0) as usize);
                     status(ok == 1, out)
                 })
@@ -373,7 +377,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                 iv = bytes(u, 256);
                 both!("init iv".into(), |x| {
                     // SAFETY: an IV buffer of 256 bytes.
-                    let ok = unsafe { EVP_CipherInit_ex2(x, null(), null(), iv.as_ptr(), -1, null()) };
+                    let ok =
+                        unsafe { EVP_CipherInit_ex2(x, null(), null(), iv.as_ptr(), -1, null()) };
                     status(ok == 1, vec![])
                 })
             }
@@ -381,7 +386,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                 key = bytes(u, 256);
                 both!("init key".into(), |x| {
                     // SAFETY: a key buffer of 256 bytes.
-                    let ok = unsafe { EVP_CipherInit_ex2(x, null(), key.as_ptr(), null(), -1, null()) };
+                    let ok =
+                        unsafe { EVP_CipherInit_ex2(x, null(), key.as_ptr(), null(), -1, null()) };
                     status(ok == 1, vec![])
                 });
                 if gcm {
@@ -402,7 +408,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                 key = bytes(u, 256);
                 both!(format!("init key + direction {enc}"), |x| {
                     // SAFETY: a key buffer of 256 bytes.
-                    let ok = unsafe { EVP_CipherInit_ex2(x, null(), key.as_ptr(), null(), enc, null()) };
+                    let ok =
+                        unsafe { EVP_CipherInit_ex2(x, null(), key.as_ptr(), null(), enc, null()) };
                     status(ok == 1, vec![])
                 });
                 if gcm {
