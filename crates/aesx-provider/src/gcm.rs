@@ -60,6 +60,10 @@ pub struct GcmCtx {
     backend: aesx::Backend,
     keylen: usize,
     key: Option<Arc<AesGcm>>,
+    /// The bytes `key` was built from (zeroized on drop): a re-init with the same key keeps
+    /// the schedule and GHASH powers instead of rebuilding them (`openssl speed` and some
+    /// programs pass the key with every message).
+    key_bytes: [u8; 32],
     enc: bool,
     ivlen: usize,
     iv: [u8; IV_MAX],
@@ -81,6 +85,7 @@ impl Drop for GcmCtx {
         self.pending.flush(self.alg);
         self.iv.zeroize();
         self.tag.zeroize();
+        self.key_bytes.zeroize();
         if let Some(a) = &mut self.tls_aad {
             a.zeroize();
         }
@@ -93,6 +98,17 @@ fn random(buf: &mut [u8]) -> Result<(), Reason> {
     } else {
         Err(Reason::OP_FAILED)
     }
+}
+
+/// Whether two keys are equal, without a data-dependent branch or early exit while comparing.
+/// (Whether the schedule is then rebuilt shows in the time the init takes: that tells only
+/// whether a context got the key it already had.)
+fn same_key(a: &[u8], b: &[u8]) -> bool {
+    let mut d = 0u8;
+    for (x, y) in a.iter().zip(b) {
+        d |= x ^ y;
+    }
+    a.len() == b.len() && core::hint::black_box(d) == 0
 }
 
 /// Adds 1 to the big-endian 64-bit integer in `c` (OpenSSL's `ctr64_inc`).
@@ -108,6 +124,7 @@ impl GcmCtx {
             backend,
             keylen: 16 + 8 * (alg - 9),
             key: None,
+            key_bytes: [0; 32],
             enc: false,
             ivlen: 12,
             iv: [0; IV_MAX],
@@ -168,8 +185,14 @@ impl GcmCtx {
             if key.len() != self.keylen {
                 return Err(Reason::KEY_LEN);
             }
-            let k = AesGcm::with_backend(key, self.backend).map_err(|_| Reason::KEY_LEN)?;
             self.stream = None;
+            self.tls_enc_records = 0;
+            if self.key.is_some() && same_key(&self.key_bytes[..key.len()], key) {
+                // The same key again: its schedule and GHASH powers are already here.
+                return self.set_params(params);
+            }
+            let k = AesGcm::with_backend(key, self.backend).map_err(|_| Reason::KEY_LEN)?;
+            self.key_bytes[..key.len()].copy_from_slice(key);
             // Re-keying (every record in some programs): reuse the allocation when no copy of
             // this context shares the key.
             match self.key.as_mut().and_then(Arc::get_mut) {
