@@ -377,8 +377,13 @@ impl Boxed {
 }
 
 /// Declares one dispatching function per kernel; the match is written once, here.
+///
+/// `small f`: on the hardware layout, `aesni::f` first gets the call and returns true if it
+/// handled it (up to four blocks, in inline assembly that keeps round keys out of registers
+/// and off the stack: no stack wipe follows; see `aesni::ctr_small`).
 macro_rules! dispatch {
-    ($( $(#[$m:meta])* fn $name:ident( $($arg:ident : $ty:ty),* ); )*) => {$(
+    ($( $(#[$m:meta])* fn $name:ident( $($arg:ident : $ty:ty),* )
+        $(small $small:ident( $($sarg:ident),* ))?; )*) => {$(
         $(#[$m])*
         #[inline]
         pub(crate) fn $name(backend: Backend, keys: &Keys, $($arg: $ty),*) {
@@ -388,6 +393,9 @@ macro_rules! dispatch {
                 Keys::Vpaes(k) => vpaes::$name(k, $($arg),*),
                 #[cfg(target_arch = "x86_64")]
                 Keys::Hw(k) => {
+                    $(if aesni::$small(k, $($sarg),*) {
+                        return;
+                    })?
                     match backend {
                         Backend::Vaes512 => vaes512::$name(k, $($arg),*),
                         Backend::Vaes256 => vaes256::$name(k, $($arg),*),
@@ -401,11 +409,11 @@ macro_rules! dispatch {
 }
 
 dispatch! {
-    fn encrypt_blocks(buf: &mut [u8]);
+    fn encrypt_blocks(buf: &mut [u8]) small encrypt_small(buf);
     fn decrypt_blocks(buf: &mut [u8]);
     fn cbc_encrypt(iv: &mut [u8; 16], buf: &mut [u8]);
     fn cbc_decrypt(iv: &mut [u8; 16], buf: &mut [u8]);
-    fn ctr_xor(ctr: u128, buf: &mut [u8]);
+    fn ctr_xor(ctr: u128, buf: &mut [u8]) small ctr_small(ctr, buf);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -726,11 +734,15 @@ mod tests {
                         x[..n].iter_mut().zip(v).for_each(|(d, s)| *d ^= s);
                     });
                     // Through the mode layer, which splits where the low 64 bits wrap.
+                    // The last two carry inside the first four blocks (the small-message
+                    // path, `aesni::ctr_small`).
                     for c in [
                         0u128,
                         u64::MAX as u128 - 40,
                         u128::MAX - 50,
                         (7 << 64) | 0xffff_fff0,
+                        u64::MAX as u128 - 1,
+                        u128::MAX - 2,
                     ] {
                         check("ctr", &|a, x| a.ctr_xor_at(&c.to_be_bytes(), 0, x));
                     }

@@ -1015,6 +1015,127 @@ pub(crate) fn wipe_stack() {
     core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Small messages: up to four blocks, keys never leave the schedule.
+//
+// IMPLEMENTATION NOTE (issue 13 small messages, issue 14.2 key residue): the kernels above are
+// compiled code; LLVM may spill a round key to their stack frame, so every call is followed by
+// `wipe_stack` (1.5 KiB of stores, about 20 ns: as much as the whole AES work of a 16-byte
+// message). For up to four blocks this one `asm!` block does the whole cipher with every
+// round key as a memory operand of AESENC (`aesenc xmm0, [key + 16*i]`): no round key is ever
+// in a register, nothing is written to the stack (`nostack`, no memory output), so there is
+// nothing to wipe. Four blocks always: AESENC issues two per cycle on Zen 2/3/4 (one on
+// Intel) at latency 4 (7 on Haswell), so the four chains cost the latency of one. Inline
+// assembly needs no `#[target_feature]`, so this inlines into the caller (the user's function
+// under LTO). Legacy SSE encodings in fixed registers xmm0..xmm3 (the caller may lack AVX; a
+// register picked by LLVM could be xmm16+ under AVX-512, which SSE cannot encode).
+
+/// Blocks handled by [`ctr_small`] and [`encrypt_small`].
+pub(crate) const SMALL_BLOCKS: usize = 4;
+
+/// `aesenc xmm0..xmm3, [k + 16 * i]` for each round `i` given (asm text).
+macro_rules! small_rounds {
+    ($($i:literal),*) => {
+        concat!($(
+            "aesenc xmm0, xmmword ptr [{k} + 16 * ", $i, "]\n",
+            "aesenc xmm1, xmmword ptr [{k} + 16 * ", $i, "]\n",
+            "aesenc xmm2, xmmword ptr [{k} + 16 * ", $i, "]\n",
+            "aesenc xmm3, xmmword ptr [{k} + 16 * ", $i, "]\n",
+        )*)
+    };
+}
+
+/// AES encryption of four blocks, keys read from `k` by each instruction.
+#[inline(always)]
+fn encrypt4(k: &Keys, b: [__m128i; 4]) -> [__m128i; 4] {
+    let [mut b0, mut b1, mut b2, mut b3] = b;
+    let rk = k.enc.as_ptr();
+    // SAFETY: a `Keys` of this layout exists only on a CPU with AES-NI (see "Safe entry
+    // points"); `rk` points to 15 readable 16-byte aligned round keys (`repr(C, align(16))`),
+    // and `rk + rounds` with rounds in {10, 12, 14} is one of them; the block reads offsets up
+    // to 16 * 13 only when rounds >= 14. Registers and flags only, no stack, no store.
+    unsafe {
+        core::arch::asm!(
+            "pxor xmm0, xmmword ptr [{k}]",
+            "pxor xmm1, xmmword ptr [{k}]",
+            "pxor xmm2, xmmword ptr [{k}]",
+            "pxor xmm3, xmmword ptr [{k}]",
+            small_rounds!(1, 2, 3, 4, 5, 6, 7, 8, 9),
+            "cmp {nr}, 10",
+            "je 2f",
+            small_rounds!(10, 11),
+            "cmp {nr}, 12",
+            "je 2f",
+            small_rounds!(12, 13),
+            "2:",
+            "aesenclast xmm0, xmmword ptr [{last}]",
+            "aesenclast xmm1, xmmword ptr [{last}]",
+            "aesenclast xmm2, xmmword ptr [{last}]",
+            "aesenclast xmm3, xmmword ptr [{last}]",
+            k = in(reg) rk,
+            last = in(reg) rk.add(k.rounds),
+            nr = in(reg) k.rounds,
+            inout("xmm0") b0,
+            inout("xmm1") b1,
+            inout("xmm2") b2,
+            inout("xmm3") b3,
+            options(nostack, readonly, pure),
+        )
+    };
+    [b0, b1, b2, b3]
+}
+
+/// Counter block `c` (128-bit big-endian) as a register, by scalar byte swaps (SSE2 only).
+#[inline(always)]
+fn ctr_block_reg(c: u128) -> __m128i {
+    let hi = ((c >> 64) as u64).swap_bytes();
+    let lo = (c as u64).swap_bytes();
+    // SAFETY: SSE2 is part of the x86_64 baseline.
+    unsafe { _mm_set_epi64x(lo as i64, hi as i64) }
+}
+
+/// CTR for a message of at most [`SMALL_BLOCKS`] whole blocks; false (nothing done) for a
+/// longer one. No stack wipe is needed after it (see above).
+#[inline(always)]
+pub(crate) fn ctr_small(k: &Keys, c: u128, buf: &mut [u8]) -> bool {
+    let n = buf.len() / 16;
+    if n > SMALL_BLOCKS {
+        return false;
+    }
+    let ks = encrypt4(
+        k,
+        [
+            ctr_block_reg(c),
+            ctr_block_reg(c.wrapping_add(1)),
+            ctr_block_reg(c.wrapping_add(2)),
+            ctr_block_reg(c.wrapping_add(3)),
+        ],
+    );
+    for (i, ks) in ks.into_iter().enumerate().take(n) {
+        // SAFETY: SSE2 is baseline.
+        store_at(buf, i, unsafe { _mm_xor_si128(load_at(buf, i), ks) });
+    }
+    true
+}
+
+/// ECB encryption of at most [`SMALL_BLOCKS`] whole blocks; false (nothing done) for more.
+#[inline(always)]
+pub(crate) fn encrypt_small(k: &Keys, buf: &mut [u8]) -> bool {
+    let n = buf.len() / 16;
+    if n > SMALL_BLOCKS {
+        return false;
+    }
+    // SAFETY: SSE2 is baseline.
+    let mut b = [unsafe { _mm_setzero_si128() }; 4];
+    for (i, b) in b.iter_mut().enumerate().take(n) {
+        *b = load_at(buf, i);
+    }
+    for (i, b) in encrypt4(k, b).into_iter().enumerate().take(n) {
+        store_at(buf, i, b);
+    }
+    true
+}
+
 // Safe entry points. SAFETY (all five): `Keys` of this layout are only built and used through
 // `Backend::{Aesni, Vaes256, Vaes512}`, after `Aes::with_backend` checked that the CPU has
 // AES-NI and SSE4.2 (`Backend::is_available`).
