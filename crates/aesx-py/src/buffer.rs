@@ -124,7 +124,26 @@ impl<'py> In<'py> {
         }
     }
 
+    /// Where the bytes start, for overlap checks and copies that may overlap a writable
+    /// buffer (`encrypt_into` with `data` a view of `buf`): no reference is formed.
+    pub fn as_ptr(&self) -> *const u8 {
+        match self {
+            In::Bytes(b) => b.as_bytes().as_ptr(),
+            In::View(v) => v.raw.buf as *const u8,
+        }
+    }
+
+    /// Whether these bytes share memory with `out` (a Python object can expose one memory
+    /// block as both a read and a write buffer: `memoryview(buf)[:n]` and `buf`).
+    pub fn overlaps(&self, out: &mut Out) -> bool {
+        let (a, n) = (self.as_ptr() as usize, self.len());
+        let (b, m) = (out.as_mut_ptr() as usize, out.len());
+        n != 0 && m != 0 && a < b.saturating_add(m) && b < a.saturating_add(n)
+    }
+
     /// The bytes. Valid while `self` lives, with or without the GIL (see the module docs).
+    /// Must not be called while a slice of an overlapping [`Out`] is alive (check
+    /// [`In::overlaps`] first).
     pub fn as_slice(&self) -> &[u8] {
         match self {
             In::Bytes(b) => b.as_bytes(),
@@ -147,6 +166,15 @@ impl Out {
         View::get(obj, PYBUF_WRITABLE)
             .map(|view| Out { view })
             .map_err(|e| buffer_error(obj, what, e, true))
+    }
+
+    pub fn len(&self) -> usize {
+        self.view.len()
+    }
+
+    /// Where the bytes start (no reference formed). See [`In::as_ptr`].
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.view.raw.buf as *mut u8
     }
 
     /// The bytes, writable. See [`In::as_slice`].

@@ -52,7 +52,23 @@ fn bytes_from<'py>(
     extra: usize,
     f: impl FnOnce(&mut [u8]) -> Result<(), aesx::Error> + Send,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let len = src.len() + extra;
+    bytes_from_work(py, src, extra, src.len() + extra, err, f)
+}
+
+/// [`bytes_from`] with the GIL released when `work` (the bytes the kernel processes, AAD
+/// included) is large, and the library's error mapped by `map`.
+fn bytes_from_work<'py>(
+    py: Python<'py>,
+    src: &[u8],
+    extra: usize,
+    work: usize,
+    map: impl FnOnce(aesx::Error) -> PyErr,
+    f: impl FnOnce(&mut [u8]) -> Result<(), aesx::Error> + Send,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let len = src
+        .len()
+        .checked_add(extra)
+        .ok_or_else(|| PyValueError::new_err("data too large"))?;
     let n = pyo3::ffi::Py_ssize_t::try_from(len)
         .map_err(|_| PyValueError::new_err("data too large"))?;
     // SAFETY: PyBytes_FromStringAndSize(NULL, n) returns a new, uniquely owned bytes object
@@ -63,7 +79,7 @@ fn bytes_from<'py>(
         let obj = Bound::from_owned_ptr_or_err(py, p)?.cast_into_unchecked::<PyBytes>();
         (obj, pyo3::ffi::PyBytes_AsString(p) as usize)
     };
-    maybe_detach(py, len, move || {
+    maybe_detach(py, work, move || {
         let dst = dst as *mut u8;
         // SAFETY: `dst` is the fresh object's `len`-byte buffer (above); `src` is another
         // object's memory, so the ranges do not overlap. The copy and the zero fill of the
@@ -75,7 +91,7 @@ fn bytes_from<'py>(
         };
         f(buf)
     })
-    .map_err(err)?;
+    .map_err(map)?;
     Ok(obj)
 }
 
@@ -479,9 +495,306 @@ fn cpu(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// `aesx.InvalidTag` (defined in `aesx/__init__.py`: a subclass of `cryptography`'s
+/// `InvalidTag` when that is installed), raised when AES-GCM authentication fails.
+fn invalid_tag(py: Python<'_>) -> PyErr {
+    match py
+        .import("aesx")
+        .and_then(|m| m.getattr("InvalidTag"))
+        .and_then(|c| c.call0())
+    {
+        Ok(e) => PyErr::from_value(e),
+        Err(e) => e,
+    }
+}
+
+/// A nonce as `cryptography`'s AESGCM accepts it: 8 to 128 bytes, copied (it is small, and a
+/// copy cannot alias an output buffer).
+fn gcm_nonce(nonce: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    let n = In::new(nonce, "nonce")?;
+    if !(8..=128).contains(&n.len()) {
+        return Err(PyValueError::new_err(format!(
+            "Nonce must be between 8 and 128 bytes, got {}",
+            n.len()
+        )));
+    }
+    Ok(n.as_slice().to_vec())
+}
+
+fn gcm_aad<'py>(aad: Option<&Bound<'py, PyAny>>) -> PyResult<Option<In<'py>>> {
+    aad.map(|a| In::new(a, "associated_data")).transpose()
+}
+
+/// AES-GCM with the interface of ``cryptography``'s ``AESGCM``: replacing
+/// ``from cryptography.hazmat.primitives.ciphers.aead import AESGCM`` by
+/// ``from aesx import AESGCM`` is the whole migration.
+///
+/// ``AESGCM(key, backend=None, tag_length=16)``: ``key`` is 16, 24 or 32 bytes;
+/// ``encrypt(nonce, data, associated_data)`` returns ciphertext || tag; ``decrypt`` raises
+/// ``aesx.InvalidTag`` (a ``cryptography.exceptions.InvalidTag`` when ``cryptography`` is
+/// installed) and returns no plaintext if the tag does not authenticate; ``encrypt_into`` and
+/// ``decrypt_into`` write into a caller's buffer (on failure ``decrypt_into`` zeroes it).
+/// Nonces are 8 to 128 bytes (12 is the fast path), as in ``cryptography``. The extra keyword
+/// arguments: ``backend`` forces an AES backend like ``AES``; ``tag_length`` (16, or 12..15,
+/// 8, 4 for protocols that truncate) sets the tag this key produces and accepts. Immutable
+/// and safe to share between threads; key material is wiped when the object is freed.
+#[pyclass(frozen, module = "aesx", name = "AESGCM")]
+struct AesGcmPy {
+    gcm: aesx::AesGcm,
+}
+
+impl AesGcmPy {
+    fn tag_len(&self) -> usize {
+        self.gcm.tag_len()
+    }
+
+    /// Decryption failures: a bad tag is `InvalidTag`, anything else a `ValueError`.
+    fn open_err(py: Python<'_>, e: aesx::Error) -> PyErr {
+        if e.kind() == ErrorKind::AuthenticationFailed {
+            invalid_tag(py)
+        } else {
+            err(e)
+        }
+    }
+}
+
+/// `associated_data` as a slice that cannot alias `out`: borrowed, or copied when the caller
+/// passed a view of the output buffer.
+fn aad_apart<'a>(aad: &'a Option<In<'_>>, out: &mut Out, copy: &'a mut Vec<u8>) -> &'a [u8] {
+    match aad {
+        None => &[],
+        Some(a) if a.overlaps(out) => {
+            // SAFETY: `a` is a live, pinned view of `a.len()` readable bytes; no slice of
+            // `out` exists yet, so reading through a raw copy aliases no `&mut`.
+            *copy = unsafe { std::slice::from_raw_parts(a.as_ptr(), a.len()) }.to_vec();
+            copy
+        }
+        Some(a) => a.as_slice(),
+    }
+}
+
+#[pymethods]
+impl AesGcmPy {
+    #[new]
+    #[pyo3(signature = (key, backend = None, tag_length = 16))]
+    fn new(key: &Bound<'_, PyAny>, backend: Option<&str>, tag_length: usize) -> PyResult<Self> {
+        let key = In::new(key, "key")?;
+        if !matches!(key.len(), 16 | 24 | 32) {
+            return Err(PyValueError::new_err(format!(
+                "AESGCM key must be 128, 192, or 256 bits, got {} bytes",
+                key.len()
+            )));
+        }
+        let b = backend_arg(backend)?;
+        let gcm = aesx::AesGcm::with_backend(key.as_slice(), b)
+            .and_then(|g| g.with_tag_len(tag_length))
+            .map_err(|e| {
+                if e.kind() == ErrorKind::InvalidTagLength {
+                    PyValueError::new_err(format!(
+                        "tag_length must be 16, 15, 14, 13, 12, 8 or 4, got {tag_length}"
+                    ))
+                } else {
+                    err(e)
+                }
+            })?;
+        Ok(AesGcmPy { gcm })
+    }
+
+    /// A new random key of ``bit_length`` bits (128, 192 or 256) from ``os.urandom``.
+    #[classmethod]
+    fn generate_key<'py>(
+        cls: &Bound<'py, pyo3::types::PyType>,
+        bit_length: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = cls.py();
+        if !bit_length.is_instance_of::<pyo3::types::PyInt>() {
+            return Err(PyTypeError::new_err(format!(
+                "bit_length must be an int, got {}",
+                bit_length
+                    .get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            )));
+        }
+        let bits: i64 = bit_length.extract().unwrap_or(0);
+        if !matches!(bits, 128 | 192 | 256) {
+            return Err(PyValueError::new_err("bit_length must be 128, 192, or 256"));
+        }
+        py.import("os")?.call_method1("urandom", (bits / 8,))
+    }
+
+    /// The AES backend the key runs on (``aesx.cpu()["backends"]``).
+    #[getter]
+    fn backend(&self) -> &'static str {
+        self.gcm.backend().name()
+    }
+
+    /// 128, 192 or 256.
+    #[getter]
+    fn key_bits(&self) -> u32 {
+        self.gcm.key_bits()
+    }
+
+    /// Bytes of tag appended by ``encrypt`` and expected by ``decrypt`` (16 unless chosen).
+    #[getter]
+    fn tag_length(&self) -> usize {
+        self.tag_len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "aesx.AESGCM(key_bits={}, backend='{}', tag_length={})",
+            self.gcm.key_bits(),
+            self.gcm.backend().name(),
+            self.tag_len()
+        )
+    }
+
+    /// Encrypts and authenticates ``data`` and authenticates ``associated_data`` (None for
+    /// none); returns ciphertext || tag. Never reuse a nonce with the same key.
+    #[pyo3(signature = (nonce, data, associated_data))]
+    fn encrypt<'py>(
+        &self,
+        py: Python<'py>,
+        nonce: &Bound<'py, PyAny>,
+        data: &Bound<'py, PyAny>,
+        associated_data: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let nonce = gcm_nonce(nonce)?;
+        let data = In::new(data, "data")?;
+        let aad = gcm_aad(associated_data)?;
+        let a = aad.as_ref().map_or(&[][..], |a| a.as_slice());
+        let (d, t) = (data.as_slice(), self.tag_len());
+        let work = d.len().saturating_add(a.len());
+        bytes_from_work(py, d, t, work, err, |b| {
+            let (m, tag) = b.split_at_mut(d.len());
+            let got = self.gcm.seal_in_place_detached(&nonce, a, m)?;
+            tag.copy_from_slice(got.as_bytes());
+            Ok(())
+        })
+    }
+
+    /// Checks the tag of ``data`` (ciphertext || tag) and returns the plaintext; raises
+    /// ``InvalidTag`` (and returns nothing) if nonce, key, associated data, ciphertext or tag
+    /// do not match.
+    #[pyo3(signature = (nonce, data, associated_data))]
+    fn decrypt<'py>(
+        &self,
+        py: Python<'py>,
+        nonce: &Bound<'py, PyAny>,
+        data: &Bound<'py, PyAny>,
+        associated_data: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let nonce = gcm_nonce(nonce)?;
+        let data = In::new(data, "data")?;
+        let aad = gcm_aad(associated_data)?;
+        let a = aad.as_ref().map_or(&[][..], |a| a.as_slice());
+        let d = data.as_slice();
+        let Some(n) = d.len().checked_sub(self.tag_len()) else {
+            return Err(invalid_tag(py));
+        };
+        let (ct, tag) = d.split_at(n);
+        let work = d.len().saturating_add(a.len());
+        bytes_from_work(
+            py,
+            ct,
+            0,
+            work,
+            |e| AesGcmPy::open_err(py, e),
+            |b| self.gcm.open_in_place_detached(&nonce, a, b, tag),
+        )
+    }
+
+    /// ``encrypt`` into ``buf``, a writable buffer of exactly ``len(data) + tag_length``
+    /// bytes (``data`` may be a view of ``buf``); returns the number of bytes written.
+    #[pyo3(signature = (nonce, data, associated_data, buf))]
+    fn encrypt_into(
+        &self,
+        py: Python<'_>,
+        nonce: &Bound<'_, PyAny>,
+        data: &Bound<'_, PyAny>,
+        associated_data: Option<&Bound<'_, PyAny>>,
+        buf: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
+        let nonce = gcm_nonce(nonce)?;
+        let data = In::new(data, "data")?;
+        let aad = gcm_aad(associated_data)?;
+        let mut out = Out::new(buf, "buf")?;
+        let (n, t) = (data.len(), self.tag_len());
+        let want = n.saturating_add(t);
+        if out.len() != want {
+            return Err(PyValueError::new_err(format!(
+                "buffer must be {want} bytes, got {}",
+                out.len()
+            )));
+        }
+        let mut copy = Vec::new();
+        let a = aad_apart(&aad, &mut out, &mut copy);
+        // SAFETY: `data` is `n` readable bytes and `out` `n + t` writable bytes, both pinned;
+        // `ptr::copy` is a memmove, correct when `data` is a view of `out`. No slice of
+        // either exists across the copy (the AAD slice is apart from `out`, above).
+        unsafe { std::ptr::copy(data.as_ptr(), out.as_mut_ptr(), n) };
+        let b = out.as_mut_slice();
+        maybe_detach(py, n.saturating_add(a.len()), || {
+            let (m, tag) = b.split_at_mut(n);
+            let got = self.gcm.seal_in_place_detached(&nonce, a, m)?;
+            tag.copy_from_slice(got.as_bytes());
+            Ok(())
+        })
+        .map_err(err)?;
+        Ok(want)
+    }
+
+    /// ``decrypt`` into ``buf``, a writable buffer of exactly ``len(data) - tag_length``
+    /// bytes (``data`` may be a view of ``buf``); returns the number of bytes written. On
+    /// ``InvalidTag`` ``buf`` is zeroed: it never holds unauthenticated plaintext.
+    #[pyo3(signature = (nonce, data, associated_data, buf))]
+    fn decrypt_into(
+        &self,
+        py: Python<'_>,
+        nonce: &Bound<'_, PyAny>,
+        data: &Bound<'_, PyAny>,
+        associated_data: Option<&Bound<'_, PyAny>>,
+        buf: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
+        let nonce = gcm_nonce(nonce)?;
+        let data = In::new(data, "data")?;
+        let aad = gcm_aad(associated_data)?;
+        let mut out = Out::new(buf, "buf")?;
+        let t = self.tag_len();
+        let Some(n) = data.len().checked_sub(t) else {
+            return Err(invalid_tag(py));
+        };
+        if out.len() != n {
+            return Err(PyValueError::new_err(format!(
+                "buffer must be {n} bytes, got {}",
+                out.len()
+            )));
+        }
+        let mut copy = Vec::new();
+        let a = aad_apart(&aad, &mut out, &mut copy);
+        let mut tag = [0u8; 16];
+        // SAFETY: `data` is `n + t` readable bytes, `out` `n` writable bytes, both pinned.
+        // The tag is copied out before the memmove (which may overwrite it when `data` is a
+        // view of `out`); no slice of either exists across the copies.
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr().add(n), tag.as_mut_ptr(), t);
+            std::ptr::copy(data.as_ptr(), out.as_mut_ptr(), n);
+        }
+        let b = out.as_mut_slice();
+        maybe_detach(py, n.saturating_add(a.len()), || {
+            self.gcm.open_in_place_detached(&nonce, a, b, &tag[..t])
+        })
+        .map_err(|e| AesGcmPy::open_err(py, e))?;
+        Ok(n)
+    }
+}
+
 #[pymodule]
 fn _aesx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Aes>()?;
+    m.add_class::<AesGcmPy>()?;
     m.add_class::<FugueHash>()?;
     m.add_function(wrap_pyfunction!(fugue224, m)?)?;
     m.add_function(wrap_pyfunction!(fugue256, m)?)?;

@@ -8,6 +8,10 @@ b'attack at dawn'
 
 * ``AES(key, backend=None)``: ECB, CBC (PKCS#7 or none) and CTR with a 128-bit big-endian
   counter (SSH ``aes*-ctr``, NIST SP 800-38A), on the fastest backend this CPU runs.
+* ``AESGCM(key)``: AES-GCM with the interface of ``cryptography``'s ``AESGCM``
+  (``encrypt(nonce, data, associated_data)`` -> ciphertext || tag, ``decrypt(...)`` raising
+  ``InvalidTag``, ``encrypt_into``/``decrypt_into``, ``generate_key(bit_length)``): swapping
+  the import is the whole migration.
 * ``fugue224() .. fugue512()`` and ``new(name)``: Fugue hash objects with the ``hashlib``
   interface.
 * ``cpu()``: CPU features and the backends aesx selects.
@@ -18,6 +22,7 @@ between threads. Bad arguments raise ``ValueError`` or ``TypeError``.
 
 from ._aesx import (
     AES,
+    AESGCM,
     GIL_RELEASE_BYTES,
     FugueHash,
     __version__,
@@ -29,11 +34,25 @@ from ._aesx import (
     new,
 )
 
+try:  # so that `except cryptography.exceptions.InvalidTag` keeps working after the switch
+    from cryptography.exceptions import InvalidTag as _InvalidTagBase
+except ImportError:  # pragma: no cover
+    _InvalidTagBase = Exception
+
+
+class InvalidTag(_InvalidTagBase):
+    """AES-GCM authentication failed: wrong key, nonce or associated data, or modified data.
+
+    A subclass of ``cryptography.exceptions.InvalidTag`` when ``cryptography`` is installed."""
+
+
 algorithms_available = frozenset({"fugue224", "fugue256", "fugue384", "fugue512"})
 algorithms_guaranteed = algorithms_available
 
 __all__ = [
     "AES",
+    "AESGCM",
+    "InvalidTag",
     "FugueHash",
     "GIL_RELEASE_BYTES",
     "algorithms_available",

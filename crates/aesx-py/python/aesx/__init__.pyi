@@ -42,6 +42,57 @@ class AES:
     def cbc_decrypt(self, iv: ReadableBuffer, data: ReadableBuffer, padding: bool = True) -> bytes:
         """CBC decryption; with ``padding=True`` removes PKCS#7 padding (ValueError if bad)."""
 
+class InvalidTag(Exception):
+    """AES-GCM authentication failed (a subclass of cryptography's InvalidTag when installed)."""
+
+class AESGCM:
+    """AES-GCM with the interface of cryptography's AESGCM (swap the import to migrate);
+    immutable, thread-safe, key material wiped when freed."""
+
+    def __init__(
+        self, key: ReadableBuffer, backend: Optional[str] = None, tag_length: int = 16
+    ) -> None:
+        """``key``: 16, 24 or 32 bytes (ValueError otherwise). Extras beyond cryptography's
+        signature: ``backend`` (one of ``cpu()["backends"]``) and ``tag_length`` (16, or
+        12..15, 8, 4: the tag this key appends and the only length it accepts)."""
+    @classmethod
+    def generate_key(cls, bit_length: int) -> bytes:
+        """A random key of 128, 192 or 256 bits (os.urandom)."""
+    @property
+    def backend(self) -> str: ...
+    @property
+    def key_bits(self) -> int: ...
+    @property
+    def tag_length(self) -> int: ...
+    def encrypt(
+        self, nonce: ReadableBuffer, data: ReadableBuffer, associated_data: Optional[ReadableBuffer]
+    ) -> bytes:
+        """Ciphertext followed by the tag. Nonces: 8 to 128 bytes (12 recommended); never
+        reuse one with the same key."""
+    def decrypt(
+        self, nonce: ReadableBuffer, data: ReadableBuffer, associated_data: Optional[ReadableBuffer]
+    ) -> bytes:
+        """Plaintext of ``ciphertext || tag``; raises InvalidTag (no plaintext) if
+        authentication fails."""
+    def encrypt_into(
+        self,
+        nonce: ReadableBuffer,
+        data: ReadableBuffer,
+        associated_data: Optional[ReadableBuffer],
+        buf: WriteableBuffer,
+    ) -> int:
+        """``encrypt`` into ``buf`` of exactly ``len(data) + tag_length`` bytes (``data`` may
+        be a view of ``buf``); returns the bytes written."""
+    def decrypt_into(
+        self,
+        nonce: ReadableBuffer,
+        data: ReadableBuffer,
+        associated_data: Optional[ReadableBuffer],
+        buf: WriteableBuffer,
+    ) -> int:
+        """``decrypt`` into ``buf`` of exactly ``len(data) - tag_length`` bytes; on InvalidTag
+        ``buf`` is zeroed. Returns the bytes written."""
+
 class FugueHash:
     """A Fugue hash object with the ``hashlib`` interface; thread-safe."""
 

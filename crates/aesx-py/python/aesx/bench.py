@@ -1,6 +1,13 @@
 """Benchmark: aesx against `cryptography` (OpenSSL) and `pycryptodome`, from Python.
 
-    python -m aesx.bench [--sizes 16,1024,16384,1048576] [--trials 40] [--key-bits 128] [--json]
+    python -m aesx.bench [--ops ctr,gcm] [--sizes 16,1024,16384,1048576] [--trials 40]
+                         [--key-bits 128] [--json]
+
+GCM (``--ops gcm``), one message (nonce) per call, no associated data: ``encrypt`` returns
+new bytes (aesx and `cryptography`: ``AESGCM(key).encrypt(nonce, data, None)`` with the key
+object reused; pycryptodome: ``AES.new(key, MODE_GCM, nonce).encrypt_and_digest``, its only
+way), ``inplace`` writes into a preallocated buffer (``encrypt_into``; pycryptodome
+``output=buf``), ``decrypt`` checks the tag and returns new bytes.
 
 For every size each candidate runs in short trials (~2 ms), interleaved round-robin, and the
 best trial is kept; ratios are from the same run. Two ways of calling are measured:
@@ -84,6 +91,49 @@ def _candidates(key, iv, data):
     return out
 
 
+def _gcm_candidates(key, iv, data):
+    """AES-GCM, one message per call (a key object reused, as a protocol would), no AAD:
+    ``encrypt`` (new bytes), ``inplace`` (``encrypt_into`` a preallocated buffer) and
+    ``decrypt`` (new bytes, tag checked)."""
+    nonce = iv[:12]
+    out = []
+    g = aesx.AESGCM(key)
+    env = {"g": g, "n": nonce, "d": data, "ct": g.encrypt(nonce, data, None), "buf": bytearray(len(data) + 16)}
+    name = f"aesx ({g.backend})"
+    out.append((name, "encrypt", "g.encrypt(n, d, None)", env))
+    out.append((name, "inplace", "g.encrypt_into(n, d, None, buf)", env))
+    out.append((name, "decrypt", "g.decrypt(n, ct, None)", env))
+    try:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        import cryptography
+
+        r = AESGCM(key)
+        env = {"g": r, "n": nonce, "d": data, "ct": r.encrypt(nonce, data, None), "buf": bytearray(len(data) + 16)}
+        name = f"cryptography {cryptography.__version__}"
+        out.append((name, "encrypt", "g.encrypt(n, d, None)", env))
+        if hasattr(r, "encrypt_into"):  # cryptography 45+
+            out.append((name, "inplace", "g.encrypt_into(n, d, None, buf)", env))
+        out.append((name, "decrypt", "g.decrypt(n, ct, None)", env))
+    except ImportError:
+        pass
+    try:
+        from Crypto.Cipher import AES as CAES
+
+        import Crypto
+
+        c = CAES.new(key, CAES.MODE_GCM, nonce=nonce)
+        ct, tag = c.encrypt_and_digest(data)
+        env = {"AES": CAES, "key": key, "n": nonce, "d": data, "ct": ct, "tag": tag, "buf": bytearray(len(data))}
+        name = f"pycryptodome {Crypto.__version__}"
+        out.append((name, "encrypt", "AES.new(key, AES.MODE_GCM, nonce=n).encrypt_and_digest(d)", env))
+        out.append((name, "inplace", "AES.new(key, AES.MODE_GCM, nonce=n).encrypt_and_digest(d, output=buf)", env))
+        out.append((name, "decrypt", "AES.new(key, AES.MODE_GCM, nonce=n).decrypt_and_verify(ct, tag)", env))
+    except ImportError:
+        pass
+    return out
+
+
 def _calibrate(timer):
     n = 1
     while True:
@@ -93,13 +143,13 @@ def _calibrate(timer):
         n *= 4
 
 
-def run(sizes, trials, key_bits):
+def run(sizes, trials, key_bits, ops=("ctr", "gcm")):
     key = bytes(range(key_bits // 8))
     iv = bytes(range(100, 116))
     results = []
-    for size in sizes:
+    for op, size in [(op, size) for op in ops for size in sizes]:
         data = os.urandom(size)
-        cands = _candidates(key, iv, data)
+        cands = (_candidates if op == "ctr" else _gcm_candidates)(key, iv, data)
         timers = [timeit.Timer(stmt, globals=g) for (_, _, stmt, g) in cands]
         counts = [_calibrate(t) for t in timers]
         best = [float("inf")] * len(cands)
@@ -109,7 +159,7 @@ def run(sizes, trials, key_bits):
         for (name, kind, stmt, _), sec in zip(cands, best):
             results.append(
                 {
-                    "op": "ctr",
+                    "op": op,
                     "size": size,
                     "impl": name,
                     "kind": kind,
@@ -124,13 +174,14 @@ def _table(results):
     lines = []
     by = {}
     for r in results:
-        by.setdefault((r["size"], r["kind"]), []).append(r)
-    for (size, kind), rows in sorted(by.items(), key=lambda x: (x[0][0], ["message", "stream", "inplace"].index(x[0][1]))):
+        by.setdefault((r["op"], r["size"], r["kind"]), []).append(r)
+    order = ["message", "stream", "encrypt", "inplace", "decrypt"]
+    for (op, size, kind), rows in sorted(by.items(), key=lambda x: (x[0][0] != "ctr", x[0][1], order.index(x[0][2]))):
         ref = next((r for r in rows if r["impl"].startswith("cryptography")), None)
         for r in rows:
             ratio = f"{ref['ns_per_call'] / r['ns_per_call']:5.2f}x" if ref else "   - "
             lines.append(
-                f"{size:>8} B  {kind:<7}  {r['impl']:<24} {r['ns_per_call']:>11.0f} ns"
+                f"{op:<4}{size:>8} B  {kind:<7}  {r['impl']:<24} {r['ns_per_call']:>11.0f} ns"
                 f"  {r['gb_per_s']:7.3f} GB/s  {ratio} vs cryptography"
             )
     return "\n".join(lines)
@@ -141,10 +192,11 @@ def main(argv=None):
     p.add_argument("--sizes", default="16,1024,16384,1048576")
     p.add_argument("--trials", type=int, default=40)
     p.add_argument("--key-bits", type=int, default=128, choices=(128, 192, 256))
+    p.add_argument("--ops", default="ctr,gcm", help="ctr, gcm or both")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     a = p.parse_args(argv)
     sizes = [int(s) for s in a.sizes.split(",")]
-    results = run(sizes, a.trials, a.key_bits)
+    results = run(sizes, a.trials, a.key_bits, [o for o in a.ops.split(",") if o])
     try:
         load = open("/proc/loadavg").read().split()[:3]
     except OSError:
@@ -161,7 +213,7 @@ def main(argv=None):
         print(json.dumps({"meta": meta, "results": results}, indent=1))
     else:
         print(
-            f"CTR, AES-{a.key_bits}, best of {a.trials} interleaved trials; Python {meta['python']}; "
+            f"{a.ops.upper()}, AES-{a.key_bits}, best of {a.trials} interleaved trials; Python {meta['python']}; "
             f"aesx backend {meta['backend']}; loadavg {' '.join(load)}"
         )
         print(_table(results))
