@@ -335,15 +335,29 @@ pub(crate) enum GhashKey {
     /// Integer-multiply GHASH on AVX2 lanes (soft/vpaes on CPUs with AVX2).
     #[cfg(target_arch = "x86_64")]
     Avx2(Big<ghash_avx2::Key>),
-    /// PCLMULQDQ on xmm (aesni, and vaes256/vaes512 until their fused kernels exist).
+    /// PCLMULQDQ on xmm (aesni, and vaes512 until its fused zmm kernel is dispatched).
     #[cfg(target_arch = "x86_64")]
     Clmul(clmul::Key),
+    /// VPCLMULQDQ with H^16..H^1 (vaes256: the fused ymm kernel of [`vaes::gcm`]); carries
+    /// the xmm key too, for short messages and short AAD.
+    #[cfg(target_arch = "x86_64")]
+    Vclmul(vaes::gcm::Key),
 }
 
 impl GhashKey {
     /// An all-zero key of the layout `backend` pairs with on this CPU, for [`GhashKey::init`]
     /// (built where it will live, then filled: a key is never moved, so no copy is left).
     pub(crate) fn empty(backend: Backend) -> GhashKey {
+        // The fused VAES kernel's safety rests on this check: a `Vclmul` key exists only where
+        // the vaes256 backend (AVX2, VAES, AES-NI, SSE4.2) and VPCLMULQDQ + PCLMULQDQ run.
+        #[cfg(target_arch = "x86_64")]
+        if backend == Backend::Vaes256
+            && backend.is_available()
+            && crate::cpu::features().vpclmulqdq
+            && clmul::available()
+        {
+            return GhashKey::Vclmul(vaes::gcm::Key::ZERO);
+        }
         #[cfg(target_arch = "x86_64")]
         if matches!(
             backend,
@@ -373,6 +387,11 @@ impl GhashKey {
                 k.fill(&h);
                 aesni::wipe_stack();
             }
+            #[cfg(target_arch = "x86_64")]
+            GhashKey::Vclmul(k) => {
+                k.fill(&h);
+                aesni::wipe_stack();
+            }
         }
         zeroize::Zeroize::zeroize(&mut h);
     }
@@ -399,6 +418,8 @@ impl GhashKey {
             GhashKey::Avx2(_) => "avx2",
             #[cfg(target_arch = "x86_64")]
             GhashKey::Clmul(_) => "clmul",
+            #[cfg(target_arch = "x86_64")]
+            GhashKey::Vclmul(_) => "vclmul",
         }
     }
 }
@@ -414,6 +435,16 @@ pub(crate) fn ghash(gk: &GhashKey, acc: &mut u128, data: &[u8]) {
         #[cfg(target_arch = "x86_64")]
         GhashKey::Clmul(k) => {
             clmul::ghash(k, acc, data);
+            aesni::wipe_stack();
+        }
+        // Short inputs (AAD, lengths, partial blocks) on xmm: no ymm setup for one block.
+        #[cfg(target_arch = "x86_64")]
+        GhashKey::Vclmul(k) => {
+            if data.len() >= 16 * vaes::gcm::BATCH {
+                vaes::ymm::ghash(k, acc, data);
+            } else {
+                clmul::ghash(&k.xmm, acc, data);
+            }
             aesni::wipe_stack();
         }
     }
@@ -437,6 +468,11 @@ pub(crate) fn gcm_seal(
             gcm_aesni::seal(k, h, ctr, acc, buf);
             aesni::wipe_stack();
         }
+        #[cfg(target_arch = "x86_64")]
+        (Keys::Hw(k), GhashKey::Vclmul(h)) => {
+            vaes::ymm::gcm_seal(k, h, ctr, acc, buf);
+            aesni::wipe_stack();
+        }
         _ => generic_gcm::<true>(backend, keys, gk, ctr, acc, buf),
     }
 }
@@ -457,6 +493,11 @@ pub(crate) fn gcm_open(
         #[cfg(target_arch = "x86_64")]
         (Keys::Hw(k), GhashKey::Clmul(h)) => {
             gcm_aesni::open(k, h, ctr, acc, buf);
+            aesni::wipe_stack();
+        }
+        #[cfg(target_arch = "x86_64")]
+        (Keys::Hw(k), GhashKey::Vclmul(h)) => {
+            vaes::ymm::gcm_open(k, h, ctr, acc, buf);
             aesni::wipe_stack();
         }
         _ => generic_gcm::<false>(backend, keys, gk, ctr, acc, buf),
@@ -493,6 +534,13 @@ pub(crate) fn gcm_small(
         #[cfg(target_arch = "x86_64")]
         (Keys::Hw(k), GhashKey::Clmul(h)) => {
             let t = gcm_aesni::small(k, h, j0, aad, buf, len, lengths, seal);
+            aesni::wipe_stack();
+            t
+        }
+        // Short messages: the xmm kernel (one AES pass of 2-8 lanes, one reduction).
+        #[cfg(target_arch = "x86_64")]
+        (Keys::Hw(k), GhashKey::Vclmul(h)) => {
+            let t = gcm_aesni::small(k, &h.xmm, j0, aad, buf, len, lengths, seal);
             aesni::wipe_stack();
             t
         }
@@ -652,7 +700,7 @@ mod tests {
     }
 
     /// GCM kernels of every backend (and the generic path with each GHASH kernel) against the
-    /// `soft` backend with the software GHASH: every block count up to three 8-block batches
+    /// `soft` backend with the software GHASH: every block count up to three 16-block batches
     /// plus tails, counters whose low word wraps inside the call.
     #[test]
     fn gcm_kernels_match_soft() {
@@ -670,7 +718,7 @@ mod tests {
                 let native = GhashKey::new(bk, k);
                 // Each backend with its own GHASH, and with the software one (generic path).
                 for gk in [&native, &GhashKey::soft_from_h(&h)] {
-                    for blocks in 0..=(3 * 8 + 9) {
+                    for blocks in 0..=(3 * 16 + 17) {
                         for low in [1u32, 0xffff_fff0, 0xffff_fffd, 0xffff_ffff] {
                             let src = data(16 * blocks, blocks as u8);
                             let mut ctr: [u8; 16] = data(16, 77).try_into().unwrap();
