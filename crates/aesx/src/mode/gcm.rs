@@ -234,8 +234,9 @@ impl AesGcm {
         &self.aes
     }
 
-    /// The GHASH kernel in use: "clmul" (PCLMULQDQ), "avx2" (constant-time integer multiplies
-    /// on AVX2 lanes) or "soft" (constant-time scalar integer multiplies).
+    /// The GHASH kernel in use: "vclmul" (VPCLMULQDQ, the fused VAES kernel of `vaes256`),
+    /// "clmul" (PCLMULQDQ), "avx2" (constant-time integer multiplies on AVX2 lanes) or "soft"
+    /// (constant-time scalar integer multiplies).
     pub fn ghash_kernel(&self) -> &'static str {
         self.ghash.kind()
     }
