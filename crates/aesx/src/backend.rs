@@ -46,14 +46,15 @@
 //!
 //! | AES backend | GHASH | fused kernel |
 //! |---|---|---|
-//! | aesni, vaes256, vaes512 with PCLMULQDQ | [`clmul`]: H^8..H^1, Karatsuba | [`gcm_aesni`]: 8 blocks per iteration |
+//! | vaes256 with VPCLMULQDQ | [`vaes::gcm`]: H^16..H^1 on ymm, Karatsuba (+ [`clmul`] for short inputs) | [`vaes::gcm`] (ymm): 16 blocks per iteration; messages up to [`SMALL_MSG`] on [`gcm_aesni::small`] |
+//! | aesni, vaes512 (and vaes256 without VPCLMULQDQ) with PCLMULQDQ | [`clmul`]: H^8..H^1, Karatsuba | [`gcm_aesni`]: 8 blocks per iteration |
 //! | soft, vpaes (or any backend without PCLMULQDQ), CPU with AVX2 | [`ghash_avx2`]: ctmul on 32-bit limbs, 4 lanes | generic: ECB of counter blocks + GHASH, 32 blocks at a time |
 //! | the same without AVX2 | [`ghash_soft`]: ctmul, 64-bit (`mulx` asm with BMI2) | generic |
 //!
-//! IMPLEMENTATION NOTE (where a VAES kernel plugs in): a fused VAES kernel adds a `GhashKey`
-//! variant with its own power layout (e.g. H^16..H^1 for zmm, plus Karatsuba halves), built in
-//! `GhashKey::empty` when the backend is `vaes256`/`vaes512` and the CPU has VPCLMULQDQ, and one
-//! arm in each of `ghash`, `gcm_seal`, `gcm_open`. Nothing in the mode layer changes.
+//! IMPLEMENTATION NOTE (vaes512): the zmm instantiation of [`vaes::gcm`] (`vaes::zmm::gcm_*`,
+//! same `GhashKey::Vclmul` layout) is compiled and tested where AVX-512 exists but not
+//! dispatched: no AVX-512 machine has run it yet. Enabling it is one condition in
+//! `GhashKey::empty` and a width choice in the `Vclmul` arms below.
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod aesni;

@@ -21,8 +21,8 @@
 //! loads and stores plus one partial register ([`Vector::load_part`]: masked on zmm, a 16-byte
 //! access on ymm, where AMD's VPMASKMOV stores are slow).
 //!
-//! The trait also carries what a fused CTR + GHASH kernel needs at both widths (carry-less
-//! multiply, byte shuffles, broadcasts), so GCM can be written once on it as well.
+//! The trait also carries what the fused CTR + GHASH kernel needs at both widths (carry-less
+//! multiply, byte shuffles, 32-bit adds, lane folds): GCM is written once on it, in [`gcm`].
 //!
 //! Constant time: VAES runs in data-independent time; loop bounds, branches and masks depend
 //! only on lengths and the round count.

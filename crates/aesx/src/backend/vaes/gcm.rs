@@ -44,6 +44,18 @@ use crate::backend::ghash_soft::mul_x;
 pub(crate) const BATCH: usize = 16;
 /// Registers per iteration at the narrowest width (ymm).
 const MAXV: usize = 8;
+/// Registers of counter blocks per iteration (at most `MAXV`).
+const GV: usize = 8;
+
+/// Blocks per iteration at the width of `V`: `GV` registers, at most `BATCH`.
+#[inline(always)]
+const fn nb<V: Vector>() -> usize {
+    if GV * V::BLOCKS < BATCH {
+        GV * V::BLOCKS
+    } else {
+        BATCH
+    }
+}
 /// Zero blocks after the powers, so a partial zmm register of powers stays inside the table.
 const PAD: usize = 4;
 
@@ -209,9 +221,10 @@ unsafe fn batch<V: Vector, const NR: usize, const HASH: bool>(
     out: *mut u8,
     bs: V,
 ) -> __m128i {
-    let nv = BATCH / V::BLOCKS;
-    // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `hash` and `out` point to 16
-    // whole blocks each (the caller's batch).
+    let nv = nb::<V>() / V::BLOCKS;
+    let j0 = BATCH - nb::<V>();
+    // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `hash` and `out` point to
+    // `nb::<V>()` whole blocks each (the caller's batch).
     unsafe {
         let k0 = V::round_key(&rk.enc[0]);
         let mut x = [V::zero(); MAXV];
@@ -228,7 +241,7 @@ unsafe fn batch<V: Vector, const NR: usize, const HASH: bool>(
             if HASH && r + nv >= NR {
                 let i = r + nv - NR;
                 let d = V::load(hash.add(V::BYTES * i));
-                hash_vec(&mut a, k, V::BLOCKS * i, d, bs, (i == 0).then_some(s));
+                hash_vec(&mut a, k, j0 + V::BLOCKS * i, d, bs, (i == 0).then_some(s));
             }
         }
         let s = if HASH { reduce(a) } else { s };
@@ -247,9 +260,10 @@ unsafe fn hash_batch<V: Vector>(k: &Key, s: __m128i, data: *const u8, bs: V) -> 
     // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; `data` points to 16 whole blocks.
     unsafe {
         let mut a = acc_zero::<V>();
-        for i in 0..BATCH / V::BLOCKS {
+        let j0 = BATCH - nb::<V>();
+        for i in 0..nb::<V>() / V::BLOCKS {
             let d = V::load(data.add(V::BYTES * i));
-            hash_vec(&mut a, k, V::BLOCKS * i, d, bs, (i == 0).then_some(s));
+            hash_vec(&mut a, k, j0 + V::BLOCKS * i, d, bs, (i == 0).then_some(s));
         }
         reduce(a)
     }
@@ -264,7 +278,7 @@ unsafe fn hash_tail<V: Vector, const N: usize>(
     bs: V,
 ) -> __m128i {
     let m = buf.len() / 16;
-    debug_assert!(m < BATCH && m.div_ceil(V::BLOCKS) == N);
+    debug_assert!(m < nb::<V>() && m.div_ceil(V::BLOCKS) == N);
     // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; loads stay in `buf` (`load_at`).
     unsafe {
         let mut a = acc_zero::<V>();
@@ -340,22 +354,23 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize>(
     // whole blocks of `buf` (`full` of them).
     unsafe {
         let (bs, mut c) = setup::<V>(ctr);
-        let inc = step::<V>(BATCH);
+        let n = nb::<V>();
+        let inc = step::<V>(n);
         let mut s = clmul::u128_to_m(*acc);
-        let full = buf.len() / (16 * BATCH);
-        let (body, rest) = buf.split_at_mut(16 * BATCH * full);
+        let full = buf.len() / (16 * n);
+        let (body, rest) = buf.split_at_mut(16 * n * full);
         let p = body.as_mut_ptr();
         if full > 0 {
             // Prologue: batch 0 encrypted, nothing to hash yet.
             batch::<V, NR, false>(rk, k, c, s, p, p, bs);
             c = V::add32(c, inc);
             for i in 1..full {
-                let cur = p.add(16 * BATCH * i);
-                s = batch::<V, NR, true>(rk, k, c, s, cur.sub(16 * BATCH), cur, bs);
+                let cur = p.add(16 * n * i);
+                s = batch::<V, NR, true>(rk, k, c, s, cur.sub(16 * n), cur, bs);
                 c = V::add32(c, inc);
             }
             // Epilogue: hash the last batch.
-            s = hash_batch::<V>(k, s, p.add(16 * BATCH * (full - 1)), bs);
+            s = hash_batch::<V>(k, s, p.add(16 * n * (full - 1)), bs);
         }
         by_count!(
             rest.len().div_ceil(V::BYTES),
@@ -378,13 +393,14 @@ pub(crate) unsafe fn open<V: Vector, const NR: usize>(
     // SAFETY: as in `seal`.
     unsafe {
         let (bs, mut c) = setup::<V>(ctr);
-        let inc = step::<V>(BATCH);
+        let n = nb::<V>();
+        let inc = step::<V>(n);
         let mut s = clmul::u128_to_m(*acc);
-        let full = buf.len() / (16 * BATCH);
-        let (body, rest) = buf.split_at_mut(16 * BATCH * full);
+        let full = buf.len() / (16 * n);
+        let (body, rest) = buf.split_at_mut(16 * n * full);
         let p = body.as_mut_ptr();
         for i in 0..full {
-            let cur = p.add(16 * BATCH * i);
+            let cur = p.add(16 * n * i);
             s = batch::<V, NR, true>(rk, k, c, s, cur, cur, bs);
             c = V::add32(c, inc);
         }
@@ -404,7 +420,7 @@ pub(crate) unsafe fn ghash<V: Vector>(k: &Key, acc: &mut u128, data: &[u8]) {
     unsafe {
         let bs = V::splat(clmul::bswap_mask());
         let mut s = clmul::u128_to_m(*acc);
-        let mut chunks = data.chunks_exact(16 * BATCH);
+        let mut chunks = data.chunks_exact(16 * nb::<V>());
         for c in &mut chunks {
             s = hash_batch::<V>(k, s, c.as_ptr(), bs);
         }
