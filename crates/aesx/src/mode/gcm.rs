@@ -285,13 +285,9 @@ impl AesGcm {
 
     /// The full 16-byte tag E(J0) ^ S after the lengths block.
     fn tag16(&self, j0: &[u8; 16], acc: &mut u128, aad_len: u64, msg_len: u64) -> [u8; 16] {
-        self.ghash_whole(acc, &lengths_block(aad_len, msg_len));
-        let mut t = *j0;
-        self.aes.encrypt_block(&mut t);
-        let s = acc.to_be_bytes();
-        for (x, y) in t.iter_mut().zip(s) {
-            *x ^= y;
-        }
+        let (b, keys) = self.aes.kernels();
+        let lengths = lengths_block(aad_len, msg_len);
+        let t = backend::gcm_finish(b, keys, &self.ghash, j0, j0, acc, &mut [], 0, &lengths, true);
         acc.zeroize();
         t
     }
@@ -347,22 +343,27 @@ impl AesGcm {
                 backend::gcm_open(b, keys, &self.ghash, &ctr, &mut acc, body);
             }
         }
-        if !tail.is_empty() {
-            let t = tail.len();
-            let mut blk = [0u8; 16];
-            blk[..t].copy_from_slice(tail);
-            if !seal {
-                self.ghash_whole(&mut acc, &blk);
-            }
-            self.xor_keystream(&inc32(&ctr, (whole / 16) as u32), &mut blk);
-            tail.copy_from_slice(&blk[..t]);
-            if seal {
-                blk[t..].fill(0);
-                self.ghash_whole(&mut acc, &blk);
-            }
-            blk.zeroize();
-        }
-        self.tag16(j0, &mut acc, aad.len() as u64, buf.len() as u64)
+        // The partial block, the lengths block and the tag in one kernel call.
+        let t = tail.len();
+        let mut blk = [0u8; 16];
+        blk[..t].copy_from_slice(tail);
+        let n = if t > 0 { 16 } else { 0 };
+        let tag = backend::gcm_finish(
+            b,
+            keys,
+            &self.ghash,
+            j0,
+            &inc32(&ctr, (whole / 16) as u32),
+            &mut acc,
+            &mut blk[..n],
+            t,
+            &lengths_block(aad.len() as u64, (whole + t) as u64),
+            seal,
+        );
+        tail.copy_from_slice(&blk[..t]);
+        blk.zeroize();
+        acc.zeroize();
+        tag
     }
 
     fn check_lengths(aad: usize, msg: usize) -> Result<(), Error> {
