@@ -29,9 +29,11 @@
 //! GhashKey::empty(backend) + .init(&Keys)    H = E_K(0), then H^1..H^n in the layout of the
 //!                                            GHASH kernel this backend pairs with, in place
 //! ghash(&GhashKey, acc: &mut u128, data)     acc <- GHASH update over whole blocks
-//! gcm_seal(.., ctr: &[u8; 16], acc, buf)     buf ^= CTR32 keystream from ctr; then acc <-
-//!                                            GHASH update over the ciphertext, whole blocks
-//! gcm_open(.., ctr: &[u8; 16], acc, buf)     acc <- GHASH update over buf; buf ^= keystream
+//! gcm_seal(.., ctr: &[u8; 16], acc, aad, buf) acc <- GHASH update over aad; buf ^= CTR32
+//!                                            keystream from ctr; then acc <- GHASH update
+//!                                            over the ciphertext, whole blocks
+//! gcm_open(.., ctr: &[u8; 16], acc, aad, buf) acc <- GHASH update over aad, then over buf;
+//!                                            buf ^= keystream
 //! ctr32_xor(.., ctr: &[u8; 16], buf)         buf ^= CTR32 keystream (no hashing)
 //! ```
 //!
@@ -441,18 +443,15 @@ pub(crate) fn ghash(gk: &GhashKey, acc: &mut u128, data: &[u8]) {
         // Short inputs (AAD, lengths, partial blocks) on xmm: no ymm setup for one block.
         #[cfg(target_arch = "x86_64")]
         GhashKey::Vclmul(k) => {
-            if data.len() >= 16 * vaes::gcm::BATCH {
-                vaes::ymm::ghash(k, acc, data);
-            } else {
-                clmul::ghash(&k.xmm, acc, data);
-            }
+            ghash_vclmul(k, acc, data);
             aesni::wipe_stack();
         }
     }
 }
 
-/// Encrypts whole blocks with the CTR32 keystream starting at counter block `ctr`, then
-/// hashes the ciphertext into `acc`.
+/// Hashes `aad` (whole blocks, usually empty or one or two) into `acc`, then encrypts whole
+/// blocks with the CTR32 keystream starting at counter block `ctr` and hashes the ciphertext.
+/// One call (and one stack wipe) for both.
 #[inline]
 pub(crate) fn gcm_seal(
     backend: Backend,
@@ -460,26 +459,47 @@ pub(crate) fn gcm_seal(
     gk: &GhashKey,
     ctr: &[u8; 16],
     acc: &mut u128,
+    aad: &[u8],
     buf: &mut [u8],
 ) {
-    debug_assert!(buf.len().is_multiple_of(16));
+    debug_assert!(buf.len().is_multiple_of(16) && aad.len().is_multiple_of(16));
     match (keys, gk) {
         #[cfg(target_arch = "x86_64")]
         (Keys::Hw(k), GhashKey::Clmul(h)) => {
+            if !aad.is_empty() {
+                clmul::ghash(h, acc, aad);
+            }
             gcm_aesni::seal(k, h, ctr, acc, buf);
             aesni::wipe_stack();
         }
         #[cfg(target_arch = "x86_64")]
         (Keys::Hw(k), GhashKey::Vclmul(h)) => {
+            if !aad.is_empty() {
+                ghash_vclmul(h, acc, aad);
+            }
             vaes::ymm::gcm_seal(k, h, ctr, acc, buf);
             aesni::wipe_stack();
         }
-        _ => generic_gcm::<true>(backend, keys, gk, ctr, acc, buf),
+        _ => {
+            ghash(gk, acc, aad);
+            generic_gcm::<true>(backend, keys, gk, ctr, acc, buf)
+        }
     }
 }
 
-/// Hashes whole ciphertext blocks into `acc`, then decrypts them with the CTR32 keystream
-/// starting at counter block `ctr`.
+/// GHASH with the VAES key, no stack wipe (the caller wipes): short inputs on xmm.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn ghash_vclmul(k: &vaes::gcm::Key, acc: &mut u128, data: &[u8]) {
+    if data.len() >= 16 * vaes::gcm::BATCH {
+        vaes::ymm::ghash(k, acc, data);
+    } else {
+        clmul::ghash(&k.xmm, acc, data);
+    }
+}
+
+/// Hashes `aad` (whole blocks) and then whole ciphertext blocks into `acc`, and decrypts the
+/// latter with the CTR32 keystream starting at counter block `ctr`.
 #[inline]
 pub(crate) fn gcm_open(
     backend: Backend,
@@ -487,21 +507,31 @@ pub(crate) fn gcm_open(
     gk: &GhashKey,
     ctr: &[u8; 16],
     acc: &mut u128,
+    aad: &[u8],
     buf: &mut [u8],
 ) {
-    debug_assert!(buf.len().is_multiple_of(16));
+    debug_assert!(buf.len().is_multiple_of(16) && aad.len().is_multiple_of(16));
     match (keys, gk) {
         #[cfg(target_arch = "x86_64")]
         (Keys::Hw(k), GhashKey::Clmul(h)) => {
+            if !aad.is_empty() {
+                clmul::ghash(h, acc, aad);
+            }
             gcm_aesni::open(k, h, ctr, acc, buf);
             aesni::wipe_stack();
         }
         #[cfg(target_arch = "x86_64")]
         (Keys::Hw(k), GhashKey::Vclmul(h)) => {
+            if !aad.is_empty() {
+                ghash_vclmul(h, acc, aad);
+            }
             vaes::ymm::gcm_open(k, h, ctr, acc, buf);
             aesni::wipe_stack();
         }
-        _ => generic_gcm::<false>(backend, keys, gk, ctr, acc, buf),
+        _ => {
+            ghash(gk, acc, aad);
+            generic_gcm::<false>(backend, keys, gk, ctr, acc, buf)
+        }
     }
 }
 
@@ -783,10 +813,10 @@ mod tests {
                                 let (mut x, mut y) = (src.clone(), src.clone());
                                 let (mut ax, mut ay) = (acc0, acc0);
                                 if seal {
-                                    gcm_seal(bk, k, gk, &ctr, &mut ax, &mut x);
+                                    gcm_seal(bk, k, gk, &ctr, &mut ax, &[], &mut x);
                                     generic_gcm::<true>(sb, sk, &soft_gk, &ctr, &mut ay, &mut y);
                                 } else {
-                                    gcm_open(bk, k, gk, &ctr, &mut ax, &mut x);
+                                    gcm_open(bk, k, gk, &ctr, &mut ax, &[], &mut x);
                                     generic_gcm::<false>(sb, sk, &soft_gk, &ctr, &mut ay, &mut y);
                                 }
                                 let what = if seal { "seal" } else { "open" };

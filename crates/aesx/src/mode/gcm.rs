@@ -124,6 +124,10 @@ fn valid_tag_len(n: usize) -> bool {
     matches!(n, 4 | 8 | 12..=16)
 }
 
+/// AAD up to this many bytes (not a whole number of blocks) is padded on the stack and hashed
+/// inside the one-shot data kernel's call.
+const AAD_INLINE: usize = 64;
+
 /// `ctr` with its last 32 bits (big-endian) increased by `n` mod 2^32.
 #[inline]
 fn inc32(ctr: &[u8; 16], n: u32) -> [u8; 16] {
@@ -332,17 +336,27 @@ impl AesGcm {
         }
         let (b, keys) = self.aes.kernels();
         let mut acc = 0u128;
-        self.ghash_padded(&mut acc, aad);
+        // Short AAD (a record header, a nonce) goes into the data kernel's call, zero-padded on
+        // the stack; longer AAD is hashed by its own call.
+        let mut a = [0u8; AAD_INLINE];
+        let aad_blocks: &[u8] = if aad.len().is_multiple_of(16) {
+            aad
+        } else if aad.len() <= AAD_INLINE {
+            a[..aad.len()].copy_from_slice(aad);
+            &a[..aad.len().div_ceil(16) * 16]
+        } else {
+            self.ghash_padded(&mut acc, aad);
+            &[]
+        };
         let ctr = inc32(j0, 1);
         let whole = buf.len() / 16 * 16;
         let (body, tail) = buf.split_at_mut(whole);
-        if !body.is_empty() {
-            if seal {
-                backend::gcm_seal(b, keys, &self.ghash, &ctr, &mut acc, body);
-            } else {
-                backend::gcm_open(b, keys, &self.ghash, &ctr, &mut acc, body);
-            }
+        if seal {
+            backend::gcm_seal(b, keys, &self.ghash, &ctr, &mut acc, aad_blocks, body);
+        } else {
+            backend::gcm_open(b, keys, &self.ghash, &ctr, &mut acc, aad_blocks, body);
         }
+        a.zeroize();
         // The partial block, the lengths block and the tag in one kernel call.
         let t = tail.len();
         let mut blk = [0u8; 16];
@@ -640,9 +654,9 @@ impl Stream {
         if !body.is_empty() {
             let (b, keys) = gcm.aes.kernels();
             if seal {
-                backend::gcm_seal(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, body);
+                backend::gcm_seal(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, &[], body);
             } else {
-                backend::gcm_open(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, body);
+                backend::gcm_open(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, &[], body);
             }
             self.ctr = inc32(&self.ctr, (whole / 16) as u32);
         }
