@@ -655,6 +655,67 @@ pub(crate) fn gcm_finish(
     t
 }
 
+/// A whole one-shot message after J0: [`gcm_seal`] / [`gcm_open`] of `aad` and `body` from
+/// counter block `ctr`, then [`gcm_finish`] of the partial block `tail` (counter `ctr_tail`),
+/// lengths and tag, in one call with one stack wipe on the hardware backends.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn gcm_oneshot(
+    backend: Backend,
+    keys: &Keys,
+    gk: &GhashKey,
+    j0: &[u8; 16],
+    ctr: &[u8; 16],
+    ctr_tail: &[u8; 16],
+    acc: &mut u128,
+    aad: &[u8],
+    body: &mut [u8],
+    tail: &mut [u8],
+    len: usize,
+    lengths: &[u8; 16],
+    seal: bool,
+) -> [u8; 16] {
+    debug_assert!(body.len().is_multiple_of(16) && aad.len().is_multiple_of(16));
+    #[cfg(target_arch = "x86_64")]
+    match (keys, gk) {
+        (Keys::Hw(k), GhashKey::Clmul(h)) => {
+            if !aad.is_empty() {
+                clmul::ghash(h, acc, aad);
+            }
+            if seal {
+                gcm_aesni::seal(k, h, ctr, acc, body);
+            } else {
+                gcm_aesni::open(k, h, ctr, acc, body);
+            }
+            let t = gcm_aesni::finish(k, h, j0, ctr_tail, *acc, tail, len, lengths, seal);
+            aesni::wipe_stack();
+            *acc = 0;
+            return t;
+        }
+        (Keys::Hw(k), GhashKey::Vclmul(h)) => {
+            if !aad.is_empty() {
+                ghash_vclmul(h, acc, aad);
+            }
+            if seal {
+                vaes::ymm::gcm_seal(k, h, ctr, acc, body);
+            } else {
+                vaes::ymm::gcm_open(k, h, ctr, acc, body);
+            }
+            let t = gcm_aesni::finish(k, &h.xmm, j0, ctr_tail, *acc, tail, len, lengths, seal);
+            aesni::wipe_stack();
+            *acc = 0;
+            return t;
+        }
+        _ => {}
+    }
+    if seal {
+        gcm_seal(backend, keys, gk, ctr, acc, aad, body);
+    } else {
+        gcm_open(backend, keys, gk, ctr, acc, aad, body);
+    }
+    gcm_finish(backend, keys, gk, j0, ctr_tail, acc, tail, len, lengths, seal)
+}
+
 /// Blocks per step of the generic GCM kernel (a multiple of every ECB batch width).
 const GENERIC_CHUNK: usize = 32;
 

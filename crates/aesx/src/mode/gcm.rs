@@ -351,29 +351,27 @@ impl AesGcm {
         let ctr = inc32(j0, 1);
         let whole = buf.len() / 16 * 16;
         let (body, tail) = buf.split_at_mut(whole);
-        if seal {
-            backend::gcm_seal(b, keys, &self.ghash, &ctr, &mut acc, aad_blocks, body);
-        } else {
-            backend::gcm_open(b, keys, &self.ghash, &ctr, &mut acc, aad_blocks, body);
-        }
-        a.zeroize();
-        // The partial block, the lengths block and the tag in one kernel call.
+        // The body, the partial block, the lengths block and the tag in one kernel call.
         let t = tail.len();
         let mut blk = [0u8; 16];
         blk[..t].copy_from_slice(tail);
         let n = if t > 0 { 16 } else { 0 };
-        let tag = backend::gcm_finish(
+        let tag = backend::gcm_oneshot(
             b,
             keys,
             &self.ghash,
             j0,
+            &ctr,
             &inc32(&ctr, (whole / 16) as u32),
             &mut acc,
+            aad_blocks,
+            body,
             &mut blk[..n],
             t,
             &lengths_block(aad.len() as u64, (whole + t) as u64),
             seal,
         );
+        a.zeroize();
         tail.copy_from_slice(&blk[..t]);
         blk.zeroize();
         acc.zeroize();
