@@ -291,7 +291,18 @@ impl AesGcm {
     fn tag16(&self, j0: &[u8; 16], acc: &mut u128, aad_len: u64, msg_len: u64) -> [u8; 16] {
         let (b, keys) = self.aes.kernels();
         let lengths = lengths_block(aad_len, msg_len);
-        let t = backend::gcm_finish(b, keys, &self.ghash, j0, j0, acc, &mut [], 0, &lengths, true);
+        let t = backend::gcm_finish(
+            b,
+            keys,
+            &self.ghash,
+            j0,
+            j0,
+            acc,
+            &mut [],
+            0,
+            &lengths,
+            true,
+        );
         acc.zeroize();
         t
     }

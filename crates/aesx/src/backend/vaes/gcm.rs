@@ -271,12 +271,7 @@ unsafe fn hash_batch<V: Vector>(k: &Key, s: __m128i, data: *const u8, bs: V) -> 
 
 /// GHASH of `buf` (1..15 whole blocks) in `N` registers, the last possibly partial.
 #[inline(always)]
-unsafe fn hash_tail<V: Vector, const N: usize>(
-    k: &Key,
-    s: __m128i,
-    buf: &[u8],
-    bs: V,
-) -> __m128i {
+unsafe fn hash_tail<V: Vector, const N: usize>(k: &Key, s: __m128i, buf: &[u8], bs: V) -> __m128i {
     let m = buf.len() / 16;
     debug_assert!(m < nb::<V>() && m.div_ceil(V::BLOCKS) == N);
     // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; loads stay in `buf` (`load_at`).
@@ -284,7 +279,14 @@ unsafe fn hash_tail<V: Vector, const N: usize>(
         let mut a = acc_zero::<V>();
         for i in 0..N {
             let d = load_at::<V, true>(buf, i, N);
-            hash_vec(&mut a, k, BATCH - m + V::BLOCKS * i, d, bs, (i == 0).then_some(s));
+            hash_vec(
+                &mut a,
+                k,
+                BATCH - m + V::BLOCKS * i,
+                d,
+                bs,
+                (i == 0).then_some(s),
+            );
         }
         reduce(a)
     }
@@ -449,8 +451,8 @@ mod tests {
     //! updates cut batches). The zmm tests run only where AVX-512 exists and say so when they
     //! skip.
     use super::*;
-    use crate::backend::{Backend, GhashKey, encrypt_blocks, generic_gcm, ghash as soft_ghash};
     use crate::Aes;
+    use crate::backend::{Backend, GhashKey, encrypt_blocks, generic_gcm, ghash as soft_ghash};
     use std::format;
     use std::vec::Vec;
 
@@ -554,7 +556,9 @@ mod tests {
     #[test]
     fn zmm_gcm_matches_soft() {
         if !(Backend::Vaes512.is_available() && crate::cpu::features().vpclmulqdq) {
-            std::eprintln!("SKIPPED: this CPU has no AVX-512 + VAES + VPCLMULQDQ (zmm GCM not run)");
+            std::eprintln!(
+                "SKIPPED: this CPU has no AVX-512 + VAES + VPCLMULQDQ (zmm GCM not run)"
+            );
             return;
         }
         check(
