@@ -1,6 +1,6 @@
 //! Key residue (issue 14, finding 2): once an `Aes` (or `AesGcm`) has been used and dropped,
 //! no copy of its
-//! round keys may be left anywhere in the process's writable memory: not on the calling
+//! round keys (nor of GCM's first key power, H*x) may be left anywhere in the process's writable memory: not on the calling
 //! thread's stack (kernels, key expansion, the moves of `Aes::new`), not on the stacks of the
 //! multi-threaded CTR workers, not in freed heap.
 //!
@@ -189,10 +189,22 @@ fn no_round_keys_left_after_use() {
             if kl == 16 {
                 picks.push(1);
             }
-            let masked: Vec<String> = picks
+            let mut secrets: Vec<[u8; 16]> = picks.iter().map(|&r| rk.keys[r]).collect();
+            // GCM's first key power as the PCLMULQDQ/VPCLMULQDQ key tables store it (POLYVAL
+            // form: H = E_K(0) read big-endian, times x, little-endian bytes): the last needle.
+            let mut h = [0u8; 16];
+            Aes::with_backend(&key, Backend::Soft)
+                .unwrap()
+                .encrypt_block(&mut h);
+            let a = u128::from_be_bytes(h);
+            let carry = 0u128.wrapping_sub(a >> 127);
+            secrets.push(
+                ((a << 1) ^ (carry & 0xc200_0000_0000_0000_0000_0000_0000_0001)).to_le_bytes(),
+            );
+            let masked: Vec<String> = secrets
                 .iter()
-                .map(|&r| {
-                    let m: Vec<u8> = rk.keys[r].iter().zip(MASK).map(|(a, b)| a ^ b).collect();
+                .map(|k| {
+                    let m: Vec<u8> = k.iter().zip(MASK).map(|(a, b)| a ^ b).collect();
                     hex(&m)
                 })
                 .collect();
@@ -229,7 +241,7 @@ fn no_round_keys_left_after_use() {
     }
     assert!(
         failures.is_empty(),
-        "round keys left in memory:\n{}",
+        "key material left in memory (needles: round keys {{2, last, 1 for AES-128}}, then GCM's H*x):\n{}",
         failures.join("\n")
     );
 }
