@@ -34,7 +34,10 @@ fn unhex(s: &str) -> Vec<u8> {
 /// Everything the child does with the key, from a frame well below the scanner's.
 #[inline(never)]
 fn use_key(backend: Backend, key: &[u8], threads: bool) {
-    let aes = Aes::with_backend(key, backend).unwrap();
+    // Borrowed from the `Result`, not moved out of it: `.unwrap()` moves the value (a memcpy
+    // that leaves a copy of the schedule where the `Result` was, which nothing wipes).
+    let aes_slot = Aes::with_backend(key, backend);
+    let aes = aes_slot.as_ref().unwrap();
     let iv = [0x24u8; 16];
     let only = std::env::var("AESX_RESIDUE_ONLY").unwrap_or_default();
     let on = |s: &str| only.is_empty() || only == s;
@@ -67,7 +70,8 @@ fn use_key(backend: Backend, key: &[u8], threads: bool) {
         // AES-GCM: its own schedule and GHASH powers built in place; every kernel path (the
         // short-message one, whole batches, tails, GHASH of AAD and of long nonces), open of
         // valid and forged messages, streaming both ways.
-        let g = aesx::AesGcm::with_backend(key, backend).unwrap();
+        let g_slot = aesx::AesGcm::with_backend(key, backend);
+        let g = g_slot.as_ref().unwrap();
         for len in [0usize, 16, 29, 80, 81, 272, 4096 + 48] {
             let mut buf = vec![0x3cu8; len];
             let t = g
