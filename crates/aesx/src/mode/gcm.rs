@@ -824,6 +824,26 @@ impl<K: Borrow<AesGcm>> GcmDecryptor<K> {
         }
     }
 
+    /// Like [`finish`](GcmDecryptor::finish), for a tag of any length SP 800-38D allows (16,
+    /// 15, 14, 13, 12, 8 or 4 bytes) whatever the key's tag length: `tag` is compared, in
+    /// constant time, with the leading bytes of the computed tag. For callers that learn the
+    /// tag's length only when the message ends (OpenSSL's EVP interface, where the tag may be
+    /// set after the data). Other lengths: [`ErrorKind::InvalidTagLength`].
+    pub fn finish_truncated(mut self, tag: &[u8]) -> Result<(), Error> {
+        if !valid_tag_len(tag.len()) {
+            return Err(Error::new(ErrorKind::InvalidTagLength));
+        }
+        let mut t = self.st.finish(self.key.borrow());
+        let ok = tag_matches(&t, tag);
+        t.zeroize();
+        // The one branch on the tag check: its result is public.
+        if ok == 1 {
+            Ok(())
+        } else {
+            Err(Error::new(ErrorKind::AuthenticationFailed))
+        }
+    }
+
     /// Branch-free core of [`GcmDecryptor::finish`]: 1 if the tag is valid, else 0.
     pub(crate) fn finish_ct(mut self, tag: &[u8]) -> Result<u8, Error> {
         let gcm = self.key.borrow();
