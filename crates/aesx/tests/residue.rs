@@ -52,15 +52,15 @@ fn use_key(backend: Backend, key: &[u8], threads: bool) {
             aes.decrypt_block((&mut buf[..16]).try_into().unwrap());
         }
         if on("cbc") {
-            CbcEncryptor::new(&aes, &iv)
+            CbcEncryptor::new(aes, &iv)
                 .encrypt_blocks(&mut buf)
                 .unwrap();
-            CbcDecryptor::new(&aes, &iv)
+            CbcDecryptor::new(aes, &iv)
                 .decrypt_blocks(&mut buf)
                 .unwrap();
         }
         if on("ctr") {
-            Ctr::new(&aes, &iv).apply_keystream(&mut buf[..len - 5]);
+            Ctr::new(aes, &iv).apply_keystream(&mut buf[..len - 5]);
             aes.ctr_xor_at(&iv, 7, &mut buf);
         }
         std::hint::black_box(&buf);
