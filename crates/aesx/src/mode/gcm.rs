@@ -167,26 +167,23 @@ impl AesGcm {
     /// A GCM key on a chosen backend ([`ErrorKind::BackendUnavailable`] if this CPU cannot
     /// run it).
     pub fn with_backend(key: &[u8], backend: Backend) -> Result<AesGcm, Error> {
+        let plan = backend::plan();
         if !matches!(key.len(), 16 | 24 | 32) {
             return Err(Error::new(ErrorKind::InvalidKeyLength));
         }
-        if !backend.is_available() {
+        if !plan.has(backend) {
             return Err(Error::new(ErrorKind::BackendUnavailable));
         }
-        // IMPLEMENTATION NOTE: as `Aes::with_backend`: the AES schedule and the GHASH powers
-        // are computed in place, inside the value returned, never built elsewhere and moved
-        // (a move leaves a copy of the key material on the stack).
+        // IMPLEMENTATION NOTE: as `Aes::with_backend`: the AES schedule is computed in
+        // registers and stored once, inside the value returned (`Aes::build_checked`), and the
+        // GHASH powers are computed in place there; nothing is built elsewhere and moved (a
+        // move leaves a copy of the key material on the stack).
         let mut out = Ok(AesGcm {
-            aes: Aes {
-                backend,
-                key_bits: key.len() as u32 * 8,
-                keys: backend::Keys::empty(backend),
-            },
+            aes: Aes::build_checked(key, backend, plan),
             ghash: GhashKey::empty(backend),
             tag_len: 16,
         });
         if let Ok(g) = &mut out {
-            g.aes.expand(key);
             let (b, keys) = g.aes.kernels();
             g.ghash.init(b, keys);
         }
