@@ -767,7 +767,11 @@ pub(crate) fn gcm_finish(
 
 /// A whole one-shot message after J0: [`gcm_seal`] / [`gcm_open`] of `aad` and `body` from
 /// counter block `ctr`, then [`gcm_finish`] of the partial block `tail` (counter `ctr_tail`),
-/// lengths and tag, in one call with one stack wipe on the hardware backends.
+/// lengths and tag: two kernel calls, each followed by its stack wipe.
+///
+/// IMPLEMENTATION NOTE: one call with a single wipe after both kernels measured faster (96 B
+/// seal 120 ns against 146) but left round keys and H*x on the stack for `tests/residue.rs`
+/// once merged with the inline-asm key expansion; not understood yet, so not used.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub(crate) fn gcm_oneshot(
@@ -786,38 +790,6 @@ pub(crate) fn gcm_oneshot(
     seal: bool,
 ) -> [u8; 16] {
     debug_assert!(body.len().is_multiple_of(16) && aad.len().is_multiple_of(16));
-    #[cfg(target_arch = "x86_64")]
-    match (keys, gk) {
-        (Keys::Hw(k), GhashKey::Clmul(h)) => {
-            if !aad.is_empty() {
-                clmul::ghash(h, acc, aad);
-            }
-            if seal {
-                gcm_aesni::seal(k, h, ctr, acc, body);
-            } else {
-                gcm_aesni::open(k, h, ctr, acc, body);
-            }
-            let t = gcm_aesni::finish(k, h, j0, ctr_tail, *acc, tail, len, lengths, seal);
-            aesni::wipe_stack();
-            *acc = 0;
-            return t;
-        }
-        (Keys::Hw(k), GhashKey::Vclmul(h)) => {
-            if !aad.is_empty() {
-                ghash_vclmul(h, acc, aad);
-            }
-            if seal {
-                vaes::ymm::gcm_seal(k, h, ctr, acc, body);
-            } else {
-                vaes::ymm::gcm_open(k, h, ctr, acc, body);
-            }
-            let t = gcm_aesni::finish(k, &h.xmm, j0, ctr_tail, *acc, tail, len, lengths, seal);
-            aesni::wipe_stack();
-            *acc = 0;
-            return t;
-        }
-        _ => {}
-    }
     if seal {
         gcm_seal(backend, keys, gk, ctr, acc, aad, body);
     } else {
