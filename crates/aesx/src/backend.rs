@@ -36,13 +36,13 @@
 //!                                            buf ^= keystream
 //! ctr32_xor(.., ctr: &[u8; 16], buf)         buf ^= CTR32 keystream (no hashing)
 //! gcm_finish(.., j0, ctr, acc, tail, ..)     the partial block, lengths block and tag
-//! gcm_oneshot(..)                            gcm_seal/gcm_open + gcm_finish in one call
+//! gcm_oneshot(..)                            gcm_seal/gcm_open + gcm_finish
 //! gcm_small(..)                              a whole short message in one call
 //! ```
 //!
 //! The combined calls exist for speed: on the hardware backends every call is followed by a
 //! 1.5 KiB stack wipe (key residue), about 20 ns, which a one-shot message of a few hundred
-//! bytes feels; `gcm_oneshot` pays it once.
+//! bytes feels.
 //!
 //! `acc` is GHASH's state S in POLYVAL form, `u128::from_be_bytes(S)` (RFC 8452 Appendix A):
 //! the same value in every backend, so a state can move between kernels. Counter contract
