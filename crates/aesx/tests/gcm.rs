@@ -728,7 +728,9 @@ fn keys_and_debug() {
     let f = aesx::cpu::features();
     for b in backends() {
         let g = AesGcm::with_backend(&[1u8; 16], b).unwrap();
-        let want = if !matches!(b, Backend::Soft | Backend::Vpaes) && f.pclmulqdq {
+        let want = if b == Backend::Vaes256 && f.vpclmulqdq && f.pclmulqdq {
+            "vclmul"
+        } else if !matches!(b, Backend::Soft | Backend::Vpaes) && f.pclmulqdq {
             "clmul"
         } else if f.avx2 {
             "avx2"

@@ -1,6 +1,6 @@
 //! Key residue (issue 14, finding 2): once an `Aes` (or `AesGcm`) has been used and dropped,
 //! no copy of its
-//! round keys may be left anywhere in the process's writable memory: not on the calling
+//! round keys (nor of GCM's first key power, H*x) may be left anywhere in the process's writable memory: not on the calling
 //! thread's stack (kernels, key expansion, the moves of `Aes::new`), not on the stacks of the
 //! multi-threaded CTR workers, not in freed heap.
 //!
@@ -34,7 +34,10 @@ fn unhex(s: &str) -> Vec<u8> {
 /// Everything the child does with the key, from a frame well below the scanner's.
 #[inline(never)]
 fn use_key(backend: Backend, key: &[u8], threads: bool) {
-    let aes = Aes::with_backend(key, backend).unwrap();
+    // Borrowed from the `Result`, not moved out of it: `.unwrap()` moves the value (a memcpy
+    // that leaves a copy of the schedule where the `Result` was, which nothing wipes).
+    let aes_slot = Aes::with_backend(key, backend);
+    let aes = aes_slot.as_ref().unwrap();
     let iv = [0x24u8; 16];
     let only = std::env::var("AESX_RESIDUE_ONLY").unwrap_or_default();
     let on = |s: &str| only.is_empty() || only == s;
@@ -49,15 +52,15 @@ fn use_key(backend: Backend, key: &[u8], threads: bool) {
             aes.decrypt_block((&mut buf[..16]).try_into().unwrap());
         }
         if on("cbc") {
-            CbcEncryptor::new(&aes, &iv)
+            CbcEncryptor::new(aes, &iv)
                 .encrypt_blocks(&mut buf)
                 .unwrap();
-            CbcDecryptor::new(&aes, &iv)
+            CbcDecryptor::new(aes, &iv)
                 .decrypt_blocks(&mut buf)
                 .unwrap();
         }
         if on("ctr") {
-            Ctr::new(&aes, &iv).apply_keystream(&mut buf[..len - 5]);
+            Ctr::new(aes, &iv).apply_keystream(&mut buf[..len - 5]);
             aes.ctr_xor_at(&iv, 7, &mut buf);
         }
         std::hint::black_box(&buf);
@@ -67,7 +70,8 @@ fn use_key(backend: Backend, key: &[u8], threads: bool) {
         // AES-GCM: its own schedule and GHASH powers built in place; every kernel path (the
         // short-message one, whole batches, tails, GHASH of AAD and of long nonces), open of
         // valid and forged messages, streaming both ways.
-        let g = aesx::AesGcm::with_backend(key, backend).unwrap();
+        let g_slot = aesx::AesGcm::with_backend(key, backend);
+        let g = g_slot.as_ref().unwrap();
         for len in [0usize, 16, 29, 80, 81, 272, 4096 + 48] {
             let mut buf = vec![0x3cu8; len];
             let t = g
@@ -189,10 +193,22 @@ fn no_round_keys_left_after_use() {
             if kl == 16 {
                 picks.push(1);
             }
-            let masked: Vec<String> = picks
+            let mut secrets: Vec<[u8; 16]> = picks.iter().map(|&r| rk.keys[r]).collect();
+            // GCM's first key power as the PCLMULQDQ/VPCLMULQDQ key tables store it (POLYVAL
+            // form: H = E_K(0) read big-endian, times x, little-endian bytes): the last needle.
+            let mut h = [0u8; 16];
+            Aes::with_backend(&key, Backend::Soft)
+                .unwrap()
+                .encrypt_block(&mut h);
+            let a = u128::from_be_bytes(h);
+            let carry = 0u128.wrapping_sub(a >> 127);
+            secrets.push(
+                ((a << 1) ^ (carry & 0xc200_0000_0000_0000_0000_0000_0000_0001)).to_le_bytes(),
+            );
+            let masked: Vec<String> = secrets
                 .iter()
-                .map(|&r| {
-                    let m: Vec<u8> = rk.keys[r].iter().zip(MASK).map(|(a, b)| a ^ b).collect();
+                .map(|k| {
+                    let m: Vec<u8> = k.iter().zip(MASK).map(|(a, b)| a ^ b).collect();
                     hex(&m)
                 })
                 .collect();
@@ -229,7 +245,7 @@ fn no_round_keys_left_after_use() {
     }
     assert!(
         failures.is_empty(),
-        "round keys left in memory:\n{}",
+        "key material left in memory (needles: round keys {{2, last, 1 for AES-128}}, then GCM's H*x):\n{}",
         failures.join("\n")
     );
 }

@@ -975,6 +975,29 @@ impl super::vaes::Vector for __m128i {
         // SAFETY: SSSE3.
         unsafe { _mm_shuffle_epi8(a, idx) }
     }
+    #[inline(always)]
+    unsafe fn add32(a: Self, b: Self) -> Self {
+        // SAFETY: SSE2.
+        unsafe { _mm_add_epi32(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn swap_halves(a: Self) -> Self {
+        // SAFETY: SSE2.
+        unsafe { _mm_shuffle_epi32::<0x4e>(a) }
+    }
+    #[inline(always)]
+    unsafe fn zext128(x: __m128i) -> Self {
+        x
+    }
+    #[inline(always)]
+    unsafe fn fold128(v: Self) -> __m128i {
+        v
+    }
+    #[inline(always)]
+    unsafe fn load_key(p: *const u8) -> Self {
+        // SAFETY: the caller passes 16 readable bytes.
+        unsafe { _mm_loadu_si128(p.cast()) }
+    }
 }
 
 /// MOVDDUP from memory (a load), kept in place like `Vector::round_key`: both qwords = `*q`.

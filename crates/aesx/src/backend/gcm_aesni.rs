@@ -276,6 +276,88 @@ fn small_inner<const NR: usize>(
     }
 }
 
+/// The end of a message in one call (see `backend::gcm_finish`): E(J0) and the keystream
+/// block of the trailing partial block (`tail`, 0 or 16 bytes of which `len` are real) in one
+/// two-lane AES pass, then GHASH of that block's ciphertext and of `lengths` into `acc` with
+/// one reduction, and the full tag `E(J0) ^ S`.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,sse4.2")]
+fn finish_inner<const NR: usize>(
+    k: &Keys,
+    h: &HKey,
+    j0: &[u8; 16],
+    ctr: &[u8; 16],
+    acc: u128,
+    tail: &mut [u8],
+    len: usize,
+    lengths: &[u8; 16],
+    seal: bool,
+) -> [u8; 16] {
+    let bs = bswap_mask();
+    let k0 = rk(k, 0);
+    let mut x = [_mm_xor_si128(ld(j0), k0), _mm_xor_si128(ld(ctr), k0)];
+    for r in 1..NR {
+        let kr = rk(k, r);
+        x = x.map(|v| _mm_aesenc_si128(v, kr));
+    }
+    let kl = rk(k, NR);
+    let m = tail.len() / 16 + 1;
+    let mut p = Prod::zero();
+    let mut s = Some(u128_to_m(acc));
+    let mut j = 0;
+    let mut hash = |p: &mut Prod, blk: __m128i| {
+        let mut y = _mm_shuffle_epi8(blk, bs);
+        if let Some(s) = s.take() {
+            y = _mm_xor_si128(y, s);
+        }
+        let (hp, hq) = clmul::power(h, m, j);
+        p.add(y, hp, hq);
+        j += 1;
+    };
+    if m == 2 {
+        if !seal {
+            hash(&mut p, ld_at(tail, 0));
+        }
+        let d = _mm_xor_si128(ld_at(tail, 0), kl);
+        st_at(tail, 0, _mm_aesenclast_si128(x[1], d));
+        if seal {
+            tail[len..].fill(0);
+            hash(&mut p, ld_at(tail, 0));
+        }
+    }
+    hash(&mut p, ld(lengths));
+    let s = _mm_shuffle_epi8(p.reduce(), bs);
+    let t = _mm_aesenclast_si128(x[0], _mm_xor_si128(kl, s));
+    let mut out = [0u8; 16];
+    clmul::st(&mut out, t);
+    out
+}
+
+/// Safe entry point of the end-of-message kernel (see `backend::gcm_finish`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn finish(
+    k: &Keys,
+    h: &HKey,
+    j0: &[u8; 16],
+    ctr: &[u8; 16],
+    acc: u128,
+    tail: &mut [u8],
+    len: usize,
+    lengths: &[u8; 16],
+    seal: bool,
+) -> [u8; 16] {
+    debug_assert!((tail.len() == 16 && len < 16) || (tail.is_empty() && len == 0));
+    // SAFETY: as for `seal` below (hardware keys and a PCLMULQDQ key imply the features).
+    unsafe {
+        match k.rounds {
+            10 => finish_inner::<10>(k, h, j0, ctr, acc, tail, len, lengths, seal),
+            12 => finish_inner::<12>(k, h, j0, ctr, acc, tail, len, lengths, seal),
+            _ => finish_inner::<14>(k, h, j0, ctr, acc, tail, len, lengths, seal),
+        }
+    }
+}
+
 /// Safe entry point of the short-message path (see `backend::gcm_small`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn small(

@@ -21,8 +21,8 @@
 //! loads and stores plus one partial register ([`Vector::load_part`]: masked on zmm, a 16-byte
 //! access on ymm, where AMD's VPMASKMOV stores are slow).
 //!
-//! The trait also carries what a fused CTR + GHASH kernel needs at both widths (carry-less
-//! multiply, byte shuffles, broadcasts), so GCM can be written once on it as well.
+//! The trait also carries what the fused CTR + GHASH kernel needs at both widths (carry-less
+//! multiply, byte shuffles, 32-bit adds, lane folds): GCM is written once on it, in [`gcm`].
 //!
 //! Constant time: VAES runs in data-independent time; loop bounds, branches and masks depend
 //! only on lengths and the round count.
@@ -32,6 +32,7 @@ use core::arch::x86_64::*;
 
 use super::aesni::{Keys, ctr_batch_words, dec_schedule};
 
+pub(crate) mod gcm;
 pub(crate) mod ymm;
 pub(crate) mod zmm;
 
@@ -86,11 +87,21 @@ pub(crate) trait Vector: Copy {
 
     /// Carry-less multiply of the 64-bit halves selected by `IMM` in every 128-bit lane
     /// (VPCLMULQDQ), for GHASH. Needs VPCLMULQDQ besides the width's features.
-    #[cfg_attr(not(test), allow(dead_code))]
     unsafe fn clmul<const IMM: i32>(a: Self, b: Self) -> Self;
     /// Byte shuffle within each 128-bit lane (VPSHUFB).
-    #[cfg_attr(not(test), allow(dead_code))]
     unsafe fn shuffle_bytes(a: Self, idx: Self) -> Self;
+    /// Lane-wise 32-bit addition (VPADDD): GCM's inc32 on little-endian counter lanes.
+    unsafe fn add32(a: Self, b: Self) -> Self;
+    /// Swaps the two 64-bit halves of every 128-bit lane (VPSHUFD 0x4e).
+    unsafe fn swap_halves(a: Self) -> Self;
+    /// `x` in block 0, zero in the others.
+    unsafe fn zext128(x: __m128i) -> Self;
+    /// XOR of all blocks of `v`.
+    unsafe fn fold128(v: Self) -> __m128i;
+    /// A whole register of GHASH key material from memory, loaded at this point of the code
+    /// (ymm: inline assembly, so that LLVM neither hoists the 16 key registers out of the loop
+    /// nor spills copies of them to the stack; zmm: a plain load).
+    unsafe fn load_key(p: *const u8) -> Self;
 }
 
 /// Vectors per loop iteration.
@@ -126,6 +137,7 @@ macro_rules! by_count {
         }
     };
 }
+use by_count;
 
 /// Loads vector `i` of the `n` vectors of `buf`: a whole register, except that with `TAIL` the
 /// last one (`i == n - 1`) may hold fewer blocks (at least one). `i` and `n` are constants

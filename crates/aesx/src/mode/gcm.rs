@@ -124,6 +124,10 @@ fn valid_tag_len(n: usize) -> bool {
     matches!(n, 4 | 8 | 12..=16)
 }
 
+/// AAD up to this many bytes (not a whole number of blocks) is padded on the stack and hashed
+/// inside the one-shot data kernel's call.
+const AAD_INLINE: usize = 64;
+
 /// `ctr` with its last 32 bits (big-endian) increased by `n` mod 2^32.
 #[inline]
 fn inc32(ctr: &[u8; 16], n: u32) -> [u8; 16] {
@@ -231,8 +235,9 @@ impl AesGcm {
         &self.aes
     }
 
-    /// The GHASH kernel in use: "clmul" (PCLMULQDQ), "avx2" (constant-time integer multiplies
-    /// on AVX2 lanes) or "soft" (constant-time scalar integer multiplies).
+    /// The GHASH kernel in use: "vclmul" (VPCLMULQDQ, the fused VAES kernel of `vaes256`),
+    /// "clmul" (PCLMULQDQ), "avx2" (constant-time integer multiplies on AVX2 lanes) or "soft"
+    /// (constant-time scalar integer multiplies).
     pub fn ghash_kernel(&self) -> &'static str {
         self.ghash.kind()
     }
@@ -281,13 +286,20 @@ impl AesGcm {
 
     /// The full 16-byte tag E(J0) ^ S after the lengths block.
     fn tag16(&self, j0: &[u8; 16], acc: &mut u128, aad_len: u64, msg_len: u64) -> [u8; 16] {
-        self.ghash_whole(acc, &lengths_block(aad_len, msg_len));
-        let mut t = *j0;
-        self.aes.encrypt_block(&mut t);
-        let s = acc.to_be_bytes();
-        for (x, y) in t.iter_mut().zip(s) {
-            *x ^= y;
-        }
+        let (b, keys) = self.aes.kernels();
+        let lengths = lengths_block(aad_len, msg_len);
+        let t = backend::gcm_finish(
+            b,
+            keys,
+            &self.ghash,
+            j0,
+            j0,
+            acc,
+            &mut [],
+            0,
+            &lengths,
+            true,
+        );
         acc.zeroize();
         t
     }
@@ -332,33 +344,46 @@ impl AesGcm {
         }
         let (b, keys) = self.aes.kernels();
         let mut acc = 0u128;
-        self.ghash_padded(&mut acc, aad);
+        // Short AAD (a record header, a nonce) goes into the data kernel's call, zero-padded on
+        // the stack; longer AAD is hashed by its own call.
+        let mut a = [0u8; AAD_INLINE];
+        let aad_blocks: &[u8] = if aad.len().is_multiple_of(16) {
+            aad
+        } else if aad.len() <= AAD_INLINE {
+            a[..aad.len()].copy_from_slice(aad);
+            &a[..aad.len().div_ceil(16) * 16]
+        } else {
+            self.ghash_padded(&mut acc, aad);
+            &[]
+        };
         let ctr = inc32(j0, 1);
         let whole = buf.len() / 16 * 16;
         let (body, tail) = buf.split_at_mut(whole);
-        if !body.is_empty() {
-            if seal {
-                backend::gcm_seal(b, keys, &self.ghash, &ctr, &mut acc, body);
-            } else {
-                backend::gcm_open(b, keys, &self.ghash, &ctr, &mut acc, body);
-            }
-        }
-        if !tail.is_empty() {
-            let t = tail.len();
-            let mut blk = [0u8; 16];
-            blk[..t].copy_from_slice(tail);
-            if !seal {
-                self.ghash_whole(&mut acc, &blk);
-            }
-            self.xor_keystream(&inc32(&ctr, (whole / 16) as u32), &mut blk);
-            tail.copy_from_slice(&blk[..t]);
-            if seal {
-                blk[t..].fill(0);
-                self.ghash_whole(&mut acc, &blk);
-            }
-            blk.zeroize();
-        }
-        self.tag16(j0, &mut acc, aad.len() as u64, buf.len() as u64)
+        // The body, the partial block, the lengths block and the tag in one kernel call.
+        let t = tail.len();
+        let mut blk = [0u8; 16];
+        blk[..t].copy_from_slice(tail);
+        let n = if t > 0 { 16 } else { 0 };
+        let tag = backend::gcm_oneshot(
+            b,
+            keys,
+            &self.ghash,
+            j0,
+            &ctr,
+            &inc32(&ctr, (whole / 16) as u32),
+            &mut acc,
+            aad_blocks,
+            body,
+            &mut blk[..n],
+            t,
+            &lengths_block(aad.len() as u64, (whole + t) as u64),
+            seal,
+        );
+        a.zeroize();
+        tail.copy_from_slice(&blk[..t]);
+        blk.zeroize();
+        acc.zeroize();
+        tag
     }
 
     fn check_lengths(aad: usize, msg: usize) -> Result<(), Error> {
@@ -635,9 +660,9 @@ impl Stream {
         if !body.is_empty() {
             let (b, keys) = gcm.aes.kernels();
             if seal {
-                backend::gcm_seal(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, body);
+                backend::gcm_seal(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, &[], body);
             } else {
-                backend::gcm_open(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, body);
+                backend::gcm_open(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, &[], body);
             }
             self.ctr = inc32(&self.ctr, (whole / 16) as u32);
         }

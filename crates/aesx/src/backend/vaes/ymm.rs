@@ -4,7 +4,7 @@
 use core::arch::asm;
 use core::arch::x86_64::*;
 
-use super::{Vector, by_nr};
+use super::{Vector, by_nr, gcm};
 use crate::backend::aesni::Keys;
 
 impl Vector for __m256i {
@@ -119,6 +119,31 @@ impl Vector for __m256i {
         // SAFETY: AVX2.
         unsafe { _mm256_shuffle_epi8(a, idx) }
     }
+    #[inline(always)]
+    unsafe fn add32(a: Self, b: Self) -> Self {
+        // SAFETY: AVX2.
+        unsafe { _mm256_add_epi32(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn swap_halves(a: Self) -> Self {
+        // SAFETY: AVX2.
+        unsafe { _mm256_shuffle_epi32::<0x4e>(a) }
+    }
+    #[inline(always)]
+    unsafe fn zext128(x: __m128i) -> Self {
+        // SAFETY: AVX.
+        unsafe { _mm256_zextsi128_si256(x) }
+    }
+    #[inline(always)]
+    unsafe fn fold128(v: Self) -> __m128i {
+        // SAFETY: AVX2.
+        unsafe { _mm_xor_si128(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v)) }
+    }
+    #[inline(always)]
+    unsafe fn load_key(p: *const u8) -> Self {
+        // SAFETY: forwarded (32 readable bytes, AVX2).
+        unsafe { key_load(p) }
+    }
 }
 
 /// VBROADCASTI128 from memory, as inline assembly so that LLVM keeps the load where it is
@@ -133,6 +158,23 @@ unsafe fn broadcast_load(k: &[u8; 16]) -> __m256i {
             "vbroadcasti128 {v}, xmmword ptr [{p}]",
             v = out(ymm_reg) v,
             p = in(reg) k.as_ptr(),
+            options(nostack, preserves_flags, readonly),
+        )
+    };
+    v
+}
+
+/// VMOVDQU of 32 bytes of key material, kept in place like [`broadcast_load`].
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn key_load(p: *const u8) -> __m256i {
+    let v: __m256i;
+    // SAFETY: the caller passes 32 readable bytes; AVX is enabled.
+    unsafe {
+        asm!(
+            "vmovdqu {v}, ymmword ptr [{p}]",
+            v = out(ymm_reg) v,
+            p = in(reg) p,
             options(nostack, preserves_flags, readonly),
         )
     };
@@ -195,4 +237,51 @@ pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
     // SAFETY: see above.
     unsafe { by_nr!(k.rounds, ctr(k, c, buf)) }
+}
+
+// GCM entry points. SAFETY (all): a `gcm::Key` exists only where `GhashKey::empty` found the
+// `vaes256` backend available (AVX2, VAES, AES-NI, SSE4.2) and VPCLMULQDQ + PCLMULQDQ present.
+
+#[target_feature(enable = "avx2,vaes,vpclmulqdq,aes,pclmulqdq,sse4.2")]
+fn gcm_seal_nr<const NR: usize>(
+    k: &Keys,
+    h: &gcm::Key,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
+    // SAFETY: the target features above.
+    unsafe { gcm::seal::<__m256i, NR>(k, h, ctr, acc, buf) }
+}
+#[target_feature(enable = "avx2,vaes,vpclmulqdq,aes,pclmulqdq,sse4.2")]
+fn gcm_open_nr<const NR: usize>(
+    k: &Keys,
+    h: &gcm::Key,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
+    // SAFETY: the target features above.
+    unsafe { gcm::open::<__m256i, NR>(k, h, ctr, acc, buf) }
+}
+#[target_feature(enable = "avx2,vaes,vpclmulqdq,aes,pclmulqdq,sse4.2")]
+fn ghash_inner(h: &gcm::Key, acc: &mut u128, data: &[u8]) {
+    // SAFETY: the target features above.
+    unsafe { gcm::ghash::<__m256i>(h, acc, data) }
+}
+
+/// Fused CTR32 + GHASH of the ciphertext, whole blocks (see [`gcm`]).
+pub(crate) fn gcm_seal(k: &Keys, h: &gcm::Key, ctr: &[u8; 16], acc: &mut u128, buf: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_nr!(k.rounds, gcm_seal_nr(k, h, ctr, acc, buf)) }
+}
+/// GHASH of the ciphertext fused with its CTR32 decryption, whole blocks (see [`gcm`]).
+pub(crate) fn gcm_open(k: &Keys, h: &gcm::Key, ctr: &[u8; 16], acc: &mut u128, buf: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_nr!(k.rounds, gcm_open_nr(k, h, ctr, acc, buf)) }
+}
+/// GHASH only, whole blocks.
+pub(crate) fn ghash(h: &gcm::Key, acc: &mut u128, data: &[u8]) {
+    // SAFETY: see above.
+    unsafe { ghash_inner(h, acc, data) }
 }

@@ -8,7 +8,7 @@
 
 use core::arch::x86_64::*;
 
-use super::{Vector, by_nr};
+use super::{Vector, by_nr, gcm};
 use crate::backend::aesni::Keys;
 
 impl Vector for __m512i {
@@ -124,6 +124,36 @@ impl Vector for __m512i {
         // SAFETY: AVX-512BW.
         unsafe { _mm512_shuffle_epi8(a, idx) }
     }
+    #[inline(always)]
+    unsafe fn add32(a: Self, b: Self) -> Self {
+        // SAFETY: AVX-512F.
+        unsafe { _mm512_add_epi32(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn swap_halves(a: Self) -> Self {
+        // SAFETY: AVX-512F.
+        unsafe { _mm512_shuffle_epi32::<0x4e>(a) }
+    }
+    #[inline(always)]
+    unsafe fn zext128(x: __m128i) -> Self {
+        // SAFETY: AVX-512F.
+        unsafe { _mm512_zextsi128_si512(x) }
+    }
+    #[inline(always)]
+    unsafe fn fold128(v: Self) -> __m128i {
+        // SAFETY: AVX-512F.
+        unsafe {
+            let a = _mm512_castsi512_si256(v);
+            let b = _mm512_extracti64x4_epi64::<1>(v);
+            let y = _mm256_xor_si256(a, b);
+            _mm_xor_si128(_mm256_castsi256_si128(y), _mm256_extracti128_si256::<1>(y))
+        }
+    }
+    #[inline(always)]
+    unsafe fn load_key(p: *const u8) -> Self {
+        // SAFETY: the caller passes 64 readable bytes.
+        unsafe { _mm512_loadu_si512(p.cast()) }
+    }
 }
 
 // Entry points, compiled with the zmm features. SAFETY (all): callers (the tests below; later
@@ -170,4 +200,75 @@ pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
     // SAFETY: see above.
     unsafe { by_nr!(k.rounds, ctr(k, c, buf)) }
+}
+
+// GCM entry points (tests only for now: not dispatched). SAFETY (all): callers check
+// `Backend::Vaes512.is_available()` and VPCLMULQDQ + PCLMULQDQ first.
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
+fn gcm_seal_nr<const NR: usize>(
+    k: &Keys,
+    h: &gcm::Key,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
+    // SAFETY: the target features above.
+    unsafe { gcm::seal::<__m512i, NR>(k, h, ctr, acc, buf) }
+}
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
+fn gcm_open_nr<const NR: usize>(
+    k: &Keys,
+    h: &gcm::Key,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
+    // SAFETY: the target features above.
+    unsafe { gcm::open::<__m512i, NR>(k, h, ctr, acc, buf) }
+}
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
+fn ghash_inner(h: &gcm::Key, acc: &mut u128, data: &[u8]) {
+    // SAFETY: the target features above.
+    unsafe { gcm::ghash::<__m512i>(h, acc, data) }
+}
+
+/// Fused CTR32 + GHASH of the ciphertext, whole blocks (see [`gcm`]).
+///
+/// # Safety
+/// The CPU must have AVX-512F/BW/VL, VAES, VPCLMULQDQ, PCLMULQDQ, AES-NI and SSE4.2.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) unsafe fn gcm_seal(
+    k: &Keys,
+    h: &gcm::Key,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
+    // SAFETY: the caller checked the features.
+    unsafe { by_nr!(k.rounds, gcm_seal_nr(k, h, ctr, acc, buf)) }
+}
+/// GHASH of the ciphertext fused with its CTR32 decryption, whole blocks.
+///
+/// # Safety
+/// As for [`gcm_seal`].
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) unsafe fn gcm_open(
+    k: &Keys,
+    h: &gcm::Key,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
+    // SAFETY: the caller checked the features.
+    unsafe { by_nr!(k.rounds, gcm_open_nr(k, h, ctr, acc, buf)) }
+}
+/// GHASH only, whole blocks.
+///
+/// # Safety
+/// As for [`gcm_seal`].
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) unsafe fn ghash(h: &gcm::Key, acc: &mut u128, data: &[u8]) {
+    // SAFETY: the caller checked the features.
+    unsafe { ghash_inner(h, acc, data) }
 }

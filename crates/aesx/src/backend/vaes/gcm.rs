@@ -1,0 +1,582 @@
+//! The fused VAES + VPCLMULQDQ GCM kernel, written once over [`Vector`] and instantiated for
+//! ymm (`vaes256`, dispatched) and zmm (compiled and tested where AVX-512 exists; not in the
+//! `vaes512` dispatch, which keeps the xmm kernel until an AVX-512 machine has run this one).
+//!
+//! Design (after the Linux kernel's `aes-gcm-vaes-avx2.S` / `aes-gcm-avx10-x86_64.S` and
+//! BoringSSL's VAES GCM, as summarised in /work/shared/specs/gcm.md; the code is written here):
+//!
+//! - 16 blocks per iteration at every width: 8 ymm or 4 zmm registers of counter blocks in
+//!   flight (Zen 3 issues two ymm VAESENC a cycle with latency 4, so 8 registers keep both
+//!   units busy), and the GHASH of 16 blocks, one vector step (3 VPCLMULQDQ, Karatsuba) after
+//!   each of the last AES rounds (the extra AES-192/256 rounds run first, without GHASH).
+//!   Products are summed unreduced lane-wise against the key powers H^16..H^1, the lanes are
+//!   XORed together, and one reduction (2 PCLMULQDQ) is paid per 16 blocks. On Zen 3
+//!   VPCLMULQDQ (one ymm per 2 cycles) is the binding unit: 16 blocks cost 24 + 2 multiplies,
+//!   3.25 multiplies a block (an 8-block batch would cost 3.5).
+//! - Encryption can only hash ciphertext it has produced: batch 0 is encrypted alone, each
+//!   iteration encrypts batch i while hashing batch i-1 (read back from the output, in L1),
+//!   and the last batch is hashed after the loop. Decryption hashes its input in the
+//!   iteration that decrypts it (loads before the stores of the same iteration).
+//! - The GHASH state is XORed into block 0 only (lane 0 of the first vector).
+//! - Counters (inc32): the counter block is byte-reversed once, so its inc32 word is the low
+//!   32-bit word of each 128-bit lane; VPADDD adds the block index (wrapping mod 2^32: exactly
+//!   inc32, branch-free, so a secret counter is fine), VPSHUFB turns each back into a counter
+//!   block.
+//! - The data XOR is folded into the last round: `aesenclast(x, k ^ d) = aesenclast(x, k) ^ d`.
+//! - Tails (1..15 blocks): the fewest registers that cover them, the last one partial
+//!   ([`Vector::load_part`]), each block multiplied by its own power (`H^m..H^1`, the table
+//!   ends in zero padding so a partial vector reads key memory that exists), one reduction.
+//! - Key material: round keys and powers are loaded at their point of use (forced loads on
+//!   ymm), so no copy of them is kept on the stack; the powers live in [`Key`], zeroized on
+//!   drop, and the dispatcher wipes the stack below the kernel's frame afterwards.
+//!
+//! Constant time: VAES, VPCLMULQDQ and the vector logic run in data-independent time; loop
+//! bounds, branches and masks depend only on lengths and the round count.
+
+use core::arch::x86_64::*;
+
+use super::{Vector, by_count, load_at, store_at};
+use crate::backend::aesni::Keys;
+use crate::backend::clmul::{self, Prod};
+use crate::backend::ghash_soft::mul_x;
+
+/// Blocks per iteration (and key powers kept), at every width.
+pub(crate) const BATCH: usize = 16;
+/// Registers per iteration at the narrowest width (ymm).
+const MAXV: usize = 8;
+/// Registers of counter blocks per iteration (at most `MAXV`).
+const GV: usize = 8;
+
+/// Blocks per iteration at the width of `V`: `GV` registers, at most `BATCH`.
+#[inline(always)]
+const fn nb<V: Vector>() -> usize {
+    if GV * V::BLOCKS < BATCH {
+        GV * V::BLOCKS
+    } else {
+        BATCH
+    }
+}
+/// Zero blocks after the powers, so a partial zmm register of powers stays inside the table.
+const PAD: usize = 4;
+
+/// GHASH key of the VAES kernel: `pow[j] = H^(BATCH - j)` (highest first, so block `b` of a
+/// batch of `m` blocks uses `pow[BATCH - m + b]`, and a register of blocks loads its powers in
+/// one access), `kara[j]` = the XOR of the two halves of `pow[j]` in both halves (Karatsuba's
+/// middle operand), zero padding after both. POLYVAL form with the `x^128` factor, as in
+/// [`clmul`]. `xmm` is the xmm kernel's key for the same H (short messages, short AAD).
+/// Zeroized on drop.
+#[repr(C, align(64))]
+pub(crate) struct Key {
+    pow: [[u8; 16]; BATCH + PAD],
+    kara: [[u8; 16]; BATCH + PAD],
+    pub(crate) xmm: clmul::Key,
+}
+
+impl Drop for Key {
+    fn drop(&mut self) {
+        for k in self.pow.iter_mut().chain(self.kara.iter_mut()) {
+            // SAFETY: `k` is a valid, exclusively borrowed 16-byte array at a 16-byte aligned
+            // offset of this `repr(C, align(64))` struct; the volatile store is in bounds.
+            unsafe {
+                core::ptr::write_volatile(
+                    (k as *mut [u8; 16]).cast::<__m128i>(),
+                    _mm_setzero_si128(),
+                )
+            };
+        }
+        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+        // `xmm` zeroizes itself (its own `Drop`).
+    }
+}
+
+impl Key {
+    /// An all-zero key, for [`Key::fill`].
+    pub(crate) const ZERO: Key = Key {
+        pow: [[0; 16]; BATCH + PAD],
+        kara: [[0; 16]; BATCH + PAD],
+        xmm: clmul::Key::ZERO,
+    };
+
+    /// Computes the powers of `h` into this key, in place.
+    pub(crate) fn fill(&mut self, h: &[u8; 16]) {
+        self.xmm.fill(h);
+        // SAFETY: a `Key` is built only where PCLMULQDQ and SSE4.2 are present
+        // (`GhashKey::empty` checks `clmul::available()` and VPCLMULQDQ).
+        unsafe { powers(h, self) };
+    }
+}
+
+#[target_feature(enable = "pclmulqdq,sse4.2")]
+fn powers(h: &[u8; 16], k: &mut Key) {
+    let mut p = [_mm_setzero_si128(); BATCH];
+    p[0] = clmul::u128_to_m(mul_x(u128::from_be_bytes(*h)));
+    // H^(i+1) = H^a * H^(i+1-a) with a = ceil((i+1)/2): depth 4, not 15.
+    for i in 1..BATCH {
+        let a = (i + 1).div_ceil(2);
+        p[i] = clmul::dot(p[a - 1], p[i - a]);
+    }
+    for (i, &v) in p.iter().enumerate() {
+        clmul::st(&mut k.pow[BATCH - 1 - i], v);
+        let q = _mm_xor_si128(v, _mm_shuffle_epi32::<0x4e>(v));
+        clmul::st(&mut k.kara[BATCH - 1 - i], q);
+    }
+    for v in p.iter_mut() {
+        // SAFETY: `v` is a valid, aligned, exclusively borrowed `__m128i`.
+        unsafe { core::ptr::write_volatile(v, _mm_setzero_si128()) };
+    }
+}
+
+/// Unreduced Karatsuba partial products, lane-wise: LO, MI (before the fix-up), HI.
+#[derive(Clone, Copy)]
+struct Acc<V> {
+    lo: V,
+    mi: V,
+    hi: V,
+}
+
+#[inline(always)]
+unsafe fn acc_zero<V: Vector>() -> Acc<V> {
+    // SAFETY: the caller's CPU runs `V`.
+    unsafe {
+        Acc {
+            lo: V::zero(),
+            mi: V::zero(),
+            hi: V::zero(),
+        }
+    }
+}
+
+/// `a += y * (pow[j], pow[j+1], ...)` lane-wise; `y` is byte-reflected data.
+#[inline(always)]
+unsafe fn mul_acc<V: Vector>(a: &mut Acc<V>, k: &Key, j: usize, y: V) {
+    debug_assert!(j + V::BLOCKS <= BATCH + PAD);
+    // SAFETY: the caller's CPU runs `V` with VPCLMULQDQ; `V::BYTES` bytes from entry `j` lie
+    // inside `pow`/`kara` (`j + BLOCKS <= BATCH + PAD`), pointers derived from the whole arrays.
+    unsafe {
+        let p = V::load_key(k.pow.as_ptr().cast::<u8>().add(16 * j));
+        a.lo = V::xor(a.lo, V::clmul::<0x00>(y, p));
+        a.hi = V::xor(a.hi, V::clmul::<0x11>(y, p));
+        let q = V::load_key(k.kara.as_ptr().cast::<u8>().add(16 * j));
+        let ym = V::xor(y, V::swap_halves(y));
+        a.mi = V::xor(a.mi, V::clmul::<0x00>(ym, q));
+    }
+}
+
+/// Hashes one register of raw (GCM-order) blocks `d` against the powers from entry `j`; with
+/// `s`, the running state is XORed into its block 0 first.
+#[inline(always)]
+unsafe fn hash_vec<V: Vector>(a: &mut Acc<V>, k: &Key, j: usize, d: V, bs: V, s: Option<__m128i>) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        let mut y = V::shuffle_bytes(d, bs);
+        if let Some(s) = s {
+            y = V::xor(y, V::zext128(s));
+        }
+        mul_acc(a, k, j, y);
+    }
+}
+
+/// Lanes XORed together, Karatsuba fix-up and one reduction: the new GHASH state.
+#[inline(always)]
+unsafe fn reduce<V: Vector>(a: Acc<V>) -> __m128i {
+    // SAFETY: the caller's CPU runs `V` and PCLMULQDQ.
+    unsafe {
+        Prod {
+            lo: V::fold128(a.lo),
+            mi: V::fold128(a.mi),
+            hi: V::fold128(a.hi),
+        }
+        .reduce()
+    }
+}
+
+/// `n` added to the inc32 word (low dword) of every block.
+#[inline(always)]
+unsafe fn step<V: Vector>(n: usize) -> V {
+    // SAFETY: the caller's CPU runs `V`.
+    unsafe { V::splat(_mm_cvtsi32_si128(n as i32)) }
+}
+
+/// Lane offsets 0, 1, 2, 3 in the low dword of each block.
+static LANES: [u32; 16] = [0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0];
+
+/// Counter block `b` of the register (`i` of a batch): `c` holds the byte-reversed counters of
+/// register 0, block `b` at `+b`.
+#[inline(always)]
+unsafe fn ctr_vec<V: Vector>(c: V, i: usize, bs: V) -> V {
+    // SAFETY: the caller's CPU runs `V`.
+    unsafe { V::shuffle_bytes(V::add32(c, step::<V>(V::BLOCKS * i)), bs) }
+}
+
+/// One full batch of 16 blocks at `out`: `out ^= keystream(c)`, with (if `HASH`) the GHASH of
+/// the 16 blocks at `hash` interleaved into the AES rounds; returns the new state. `hash` may
+/// equal `out` (decryption): every load of it precedes the stores.
+#[inline(always)]
+unsafe fn batch<V: Vector, const NR: usize, const HASH: bool>(
+    rk: &Keys,
+    k: &Key,
+    c: V,
+    s: __m128i,
+    hash: *const u8,
+    out: *mut u8,
+    bs: V,
+) -> __m128i {
+    let nv = nb::<V>() / V::BLOCKS;
+    let j0 = BATCH - nb::<V>();
+    // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `hash` and `out` point to
+    // `nb::<V>()` whole blocks each (the caller's batch).
+    unsafe {
+        let k0 = V::round_key(&rk.enc[0]);
+        let mut x = [V::zero(); MAXV];
+        for i in 0..nv {
+            x[i] = V::xor(ctr_vec(c, i, bs), k0);
+        }
+        let mut a = acc_zero::<V>();
+        for r in 1..NR {
+            let kr = V::round_key(&rk.enc[r]);
+            for v in x.iter_mut().take(nv) {
+                *v = V::aesenc(*v, kr);
+            }
+            // One GHASH register after each of the last `nv` middle rounds.
+            if HASH && r + nv >= NR {
+                let i = r + nv - NR;
+                let d = V::load(hash.add(V::BYTES * i));
+                hash_vec(&mut a, k, j0 + V::BLOCKS * i, d, bs, (i == 0).then_some(s));
+            }
+        }
+        let s = if HASH { reduce(a) } else { s };
+        for i in 0..nv {
+            let p = out.add(V::BYTES * i);
+            let d = V::xor(V::round_key(&rk.enc[NR]), V::load(p));
+            V::store(p, V::aesenclast(x[i], d));
+        }
+        s
+    }
+}
+
+/// GHASH of one full batch of 16 blocks at `data` (no AES).
+#[inline(always)]
+unsafe fn hash_batch<V: Vector>(k: &Key, s: __m128i, data: *const u8, bs: V) -> __m128i {
+    // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; `data` points to 16 whole blocks.
+    unsafe {
+        let mut a = acc_zero::<V>();
+        let j0 = BATCH - nb::<V>();
+        for i in 0..nb::<V>() / V::BLOCKS {
+            let d = V::load(data.add(V::BYTES * i));
+            hash_vec(&mut a, k, j0 + V::BLOCKS * i, d, bs, (i == 0).then_some(s));
+        }
+        reduce(a)
+    }
+}
+
+/// GHASH of `buf` (1..15 whole blocks) in `N` registers, the last possibly partial.
+#[inline(always)]
+unsafe fn hash_tail<V: Vector, const N: usize>(k: &Key, s: __m128i, buf: &[u8], bs: V) -> __m128i {
+    let m = buf.len() / 16;
+    debug_assert!(m < nb::<V>() && m.div_ceil(V::BLOCKS) == N);
+    // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; loads stay in `buf` (`load_at`).
+    unsafe {
+        let mut a = acc_zero::<V>();
+        for i in 0..N {
+            let d = load_at::<V, true>(buf, i, N);
+            hash_vec(
+                &mut a,
+                k,
+                BATCH - m + V::BLOCKS * i,
+                d,
+                bs,
+                (i == 0).then_some(s),
+            );
+        }
+        reduce(a)
+    }
+}
+
+/// The tail of a seal or open: 1..15 whole blocks in `N` registers; one reduction.
+#[inline(always)]
+unsafe fn tail<V: Vector, const NR: usize, const N: usize>(
+    rk: &Keys,
+    k: &Key,
+    c: V,
+    s: &mut __m128i,
+    buf: &mut [u8],
+    seal: bool,
+    bs: V,
+) {
+    // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; accesses stay in `buf`.
+    unsafe {
+        if !seal {
+            *s = hash_tail::<V, N>(k, *s, buf, bs);
+        }
+        let k0 = V::round_key(&rk.enc[0]);
+        let mut x = [V::zero(); N];
+        for i in 0..N {
+            x[i] = V::xor(ctr_vec(c, i, bs), k0);
+        }
+        for r in 1..NR {
+            let kr = V::round_key(&rk.enc[r]);
+            for v in x.iter_mut() {
+                *v = V::aesenc(*v, kr);
+            }
+        }
+        for i in 0..N {
+            let d = V::xor(V::round_key(&rk.enc[NR]), load_at::<V, true>(buf, i, N));
+            store_at::<V, true>(buf, i, N, V::aesenclast(x[i], d));
+        }
+        if seal {
+            *s = hash_tail::<V, N>(k, *s, buf, bs);
+        }
+    }
+}
+
+/// The byte-reversal mask in every block, and register 0's byte-reversed counters.
+#[inline(always)]
+unsafe fn setup<V: Vector>(ctr: &[u8; 16]) -> (V, V) {
+    // SAFETY: the caller's CPU runs `V` (hence SSSE3/SSE4.2); `LANES` holds 64 bytes, at
+    // least `V::BYTES`.
+    unsafe {
+        let bs128 = clmul::bswap_mask();
+        let c = _mm_shuffle_epi8(clmul::ld(ctr), bs128);
+        let lanes = V::load(LANES.as_ptr().cast());
+        (V::splat(bs128), V::add32(V::splat(c), lanes))
+    }
+}
+
+/// Encrypts whole blocks with CTR32 from `ctr`, then hashes the ciphertext into `acc`.
+#[inline(always)]
+pub(crate) unsafe fn seal<V: Vector, const NR: usize>(
+    rk: &Keys,
+    k: &Key,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
+    debug_assert!(buf.len().is_multiple_of(16));
+    // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; each batch pointer covers 16
+    // whole blocks of `buf` (`full` of them).
+    unsafe {
+        let (bs, mut c) = setup::<V>(ctr);
+        let n = nb::<V>();
+        let inc = step::<V>(n);
+        let mut s = clmul::u128_to_m(*acc);
+        let full = buf.len() / (16 * n);
+        let (body, rest) = buf.split_at_mut(16 * n * full);
+        let p = body.as_mut_ptr();
+        if full > 0 {
+            // Prologue: batch 0 encrypted, nothing to hash yet.
+            batch::<V, NR, false>(rk, k, c, s, p, p, bs);
+            c = V::add32(c, inc);
+            for i in 1..full {
+                let cur = p.add(16 * n * i);
+                s = batch::<V, NR, true>(rk, k, c, s, cur.sub(16 * n), cur, bs);
+                c = V::add32(c, inc);
+            }
+            // Epilogue: hash the last batch.
+            s = hash_batch::<V>(k, s, p.add(16 * n * (full - 1)), bs);
+        }
+        by_count!(
+            rest.len().div_ceil(V::BYTES),
+            tail::<V, NR>(rk, k, c, &mut s, rest, true, bs)
+        );
+        *acc = clmul::m_to_u128(s);
+    }
+}
+
+/// Hashes whole ciphertext blocks into `acc`, then decrypts them with CTR32 from `ctr`.
+#[inline(always)]
+pub(crate) unsafe fn open<V: Vector, const NR: usize>(
+    rk: &Keys,
+    k: &Key,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
+    debug_assert!(buf.len().is_multiple_of(16));
+    // SAFETY: as in `seal`.
+    unsafe {
+        let (bs, mut c) = setup::<V>(ctr);
+        let n = nb::<V>();
+        let inc = step::<V>(n);
+        let mut s = clmul::u128_to_m(*acc);
+        let full = buf.len() / (16 * n);
+        let (body, rest) = buf.split_at_mut(16 * n * full);
+        let p = body.as_mut_ptr();
+        for i in 0..full {
+            let cur = p.add(16 * n * i);
+            s = batch::<V, NR, true>(rk, k, c, s, cur, cur, bs);
+            c = V::add32(c, inc);
+        }
+        by_count!(
+            rest.len().div_ceil(V::BYTES),
+            tail::<V, NR>(rk, k, c, &mut s, rest, false, bs)
+        );
+        *acc = clmul::m_to_u128(s);
+    }
+}
+
+/// `acc <- GHASH update over data` (whole blocks).
+#[inline(always)]
+pub(crate) unsafe fn ghash<V: Vector>(k: &Key, acc: &mut u128, data: &[u8]) {
+    debug_assert!(data.len().is_multiple_of(16));
+    // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; every access stays in `data`.
+    unsafe {
+        let bs = V::splat(clmul::bswap_mask());
+        let mut s = clmul::u128_to_m(*acc);
+        let mut chunks = data.chunks_exact(16 * nb::<V>());
+        for c in &mut chunks {
+            s = hash_batch::<V>(k, s, c.as_ptr(), bs);
+        }
+        let rest = chunks.remainder();
+        s = match rest.len().div_ceil(V::BYTES) {
+            0 => s,
+            1 => hash_tail::<V, 1>(k, s, rest, bs),
+            2 => hash_tail::<V, 2>(k, s, rest, bs),
+            3 => hash_tail::<V, 3>(k, s, rest, bs),
+            4 => hash_tail::<V, 4>(k, s, rest, bs),
+            5 => hash_tail::<V, 5>(k, s, rest, bs),
+            6 => hash_tail::<V, 6>(k, s, rest, bs),
+            7 => hash_tail::<V, 7>(k, s, rest, bs),
+            _ => hash_tail::<V, 8>(k, s, rest, bs),
+        };
+        *acc = clmul::m_to_u128(s);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Both instantiations called directly against the `soft` backend with the software GHASH
+    //! (`generic_gcm`): every block count up to three 16-block batches plus every tail, every
+    //! key size, counters whose inc32 word wraps inside a register, inside a batch and at a
+    //! batch boundary, a state carried in, and calls split at every block (a stream whose
+    //! updates cut batches). The zmm tests run only where AVX-512 exists and say so when they
+    //! skip.
+    use super::*;
+    use crate::Aes;
+    use crate::backend::{Backend, GhashKey, encrypt_blocks, generic_gcm, ghash as soft_ghash};
+    use std::format;
+    use std::vec::Vec;
+
+    type Fused = unsafe fn(&Keys, &Key, &[u8; 16], &mut u128, &mut [u8]);
+    type Hash = unsafe fn(&Key, &mut u128, &[u8]);
+
+    fn data(n: usize, seed: u8) -> Vec<u8> {
+        (0..n)
+            .map(|i| (i as u8).wrapping_mul(37).wrapping_add(seed) ^ (i >> 8) as u8)
+            .collect()
+    }
+
+    /// Low counter words: no wrap, wrap after block 0 (inside register 0), after block 1, after
+    /// block 15 (last of batch 0), after block 16 (batch boundary), inside batch 2.
+    const LOWS: [u32; 6] = [
+        1,
+        0xffff_ffff,
+        0xffff_fffe,
+        0xffff_fff1,
+        0xffff_fff0,
+        0xffff_ffdd,
+    ];
+
+    fn check(name: &str, seal: Fused, open: Fused, ghash: Hash) {
+        for kl in [16, 24, 32] {
+            let key = data(kl, 11);
+            let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
+            let (sb, sk) = soft.kernels();
+            let mut h = [0u8; 16];
+            encrypt_blocks(sb, sk, &mut h);
+            let soft_gk = GhashKey::soft_from_h(&h);
+            let hw = crate::backend::aesni::expand(&key);
+            let mut k = Key::ZERO;
+            k.fill(&h);
+            for blocks in 0..=(3 * BATCH + BATCH + 1) {
+                let src = data(16 * blocks, blocks as u8);
+                for low in LOWS {
+                    let mut ctr: [u8; 16] = data(16, 5).try_into().unwrap();
+                    ctr[12..].copy_from_slice(&low.to_be_bytes());
+                    let acc0 = u128::from_le_bytes(data(16, low as u8).try_into().unwrap());
+                    for (what, f, seal_mode) in [("seal", seal, true), ("open", open, false)] {
+                        let (mut x, mut y) = (src.clone(), src.clone());
+                        let (mut ax, mut ay) = (acc0, acc0);
+                        // SAFETY: `check` runs only where the CPU has the width's features.
+                        unsafe { f(&hw, &k, &ctr, &mut ax, &mut x) };
+                        if seal_mode {
+                            generic_gcm::<true>(sb, sk, &soft_gk, &ctr, &mut ay, &mut y);
+                        } else {
+                            generic_gcm::<false>(sb, sk, &soft_gk, &ctr, &mut ay, &mut y);
+                        }
+                        let at = format!("{name} {what} key={kl} blocks={blocks} low={low:x}");
+                        assert_eq!(x, y, "{at}");
+                        assert_eq!(ax, ay, "{at}: GHASH state");
+                        // Split into two calls at a few points (a stream cutting batches).
+                        for cut in [1, 2, 3, 7, 15, 16, 17, 31, 33] {
+                            if cut >= blocks {
+                                continue;
+                            }
+                            let mut z = src.clone();
+                            let mut az = acc0;
+                            let (a, b) = z.split_at_mut(16 * cut);
+                            let mut c2 = ctr;
+                            c2[12..].copy_from_slice(&low.wrapping_add(cut as u32).to_be_bytes());
+                            // SAFETY: as above.
+                            unsafe {
+                                f(&hw, &k, &ctr, &mut az, a);
+                                f(&hw, &k, &c2, &mut az, b);
+                            }
+                            assert_eq!(z, y, "{at} cut={cut}");
+                            assert_eq!(az, ay, "{at} cut={cut}: GHASH state");
+                        }
+                    }
+                    let (mut ax, mut ay) = (acc0, acc0);
+                    // SAFETY: as above.
+                    unsafe { ghash(&k, &mut ax, &src) };
+                    soft_ghash(&soft_gk, &mut ay, &src);
+                    assert_eq!(ax, ay, "{name} ghash key={kl} blocks={blocks} low={low:x}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ymm_gcm_matches_soft() {
+        if !(Backend::Vaes256.is_available() && crate::cpu::features().vpclmulqdq) {
+            std::eprintln!("SKIPPED: this CPU has no VAES + VPCLMULQDQ on ymm");
+            return;
+        }
+        fn seal(k: &Keys, h: &Key, c: &[u8; 16], a: &mut u128, b: &mut [u8]) {
+            super::super::ymm::gcm_seal(k, h, c, a, b)
+        }
+        fn open(k: &Keys, h: &Key, c: &[u8; 16], a: &mut u128, b: &mut [u8]) {
+            super::super::ymm::gcm_open(k, h, c, a, b)
+        }
+        fn ghash(h: &Key, a: &mut u128, d: &[u8]) {
+            super::super::ymm::ghash(h, a, d)
+        }
+        check("ymm", seal, open, ghash);
+    }
+
+    #[test]
+    fn zmm_gcm_matches_soft() {
+        if !(Backend::Vaes512.is_available() && crate::cpu::features().vpclmulqdq) {
+            std::eprintln!(
+                "SKIPPED: this CPU has no AVX-512 + VAES + VPCLMULQDQ (zmm GCM not run)"
+            );
+            return;
+        }
+        check(
+            "zmm",
+            super::super::zmm::gcm_seal,
+            super::super::zmm::gcm_open,
+            super::super::zmm::ghash,
+        );
+    }
+
+    /// The vaes256 key and dispatch: an `AesGcm` on vaes256 uses this kernel here.
+    #[test]
+    fn vaes256_dispatches_the_fused_kernel() {
+        if !(Backend::Vaes256.is_available() && crate::cpu::features().vpclmulqdq) {
+            std::eprintln!("SKIPPED: this CPU has no VAES + VPCLMULQDQ on ymm");
+            return;
+        }
+        let g = crate::AesGcm::with_backend(&[7u8; 16], Backend::Vaes256).unwrap();
+        assert_eq!(g.ghash_kernel(), "vclmul");
+    }
+}
