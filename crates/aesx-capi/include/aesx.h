@@ -2,8 +2,10 @@
  * aesx.h: C interface of libaesx (constant-time AES-128/192/256 with run-time backend choice).
  *
  * Two interfaces:
- *   aesx_*          cipher contexts, ECB, CBC, streaming CTR, backend query and forcing.
- *                   Every call returns an aesx_status; on failure nothing was written.
+ *   aesx_*          cipher contexts, ECB, CBC, streaming CTR, backend query and forcing;
+ *                   aesx_gcm_* AES-GCM keys, seal/open with a detached tag, streams.
+ *                   Every call returns an aesx_status; on failure nothing was written
+ *                   (except AESX_ERR_AUTH from aesx_gcm_open: its output is zeroed).
  *                   In place: pass in == out exactly; other overlaps get AESX_ERR_OVERLAP.
  *                   Data pointers may be NULL only when the length is 0.
  *   SuiteB_FFI      checkAESNISupported, aesniExpand*, aesni{En,De}cryptBlock(s): the symbols
@@ -58,13 +60,32 @@ typedef enum aesx_status {
    */
   AESX_ERR_BACKEND_UNAVAILABLE = 6,
   /**
-   * A length exceeds `PTRDIFF_MAX`, or a CTR stream would pass byte position 2^64 - 1.
+   * A length exceeds `PTRDIFF_MAX`, a CTR stream would pass byte position 2^64 - 1, or a
+   * GCM message would exceed 2^32 - 2 blocks (AAD: 2^61 - 1 bytes) under one nonce.
    */
   AESX_ERR_LENGTH_LIMIT = 7,
   /**
    * An internal error (a bug in libaesx); please report it.
    */
   AESX_ERR_INTERNAL = 8,
+  /**
+   * GCM authentication failed (wrong key, nonce, AAD or tag, or modified ciphertext). The
+   * output of `aesx_gcm_open` has been zeroed.
+   */
+  AESX_ERR_AUTH = 9,
+  /**
+   * A GCM nonce of length 0.
+   */
+  AESX_ERR_NONCE_LENGTH = 10,
+  /**
+   * A GCM tag length that is not allowed (16, 15, 14, 13, 12, 8, 4) or not the key's.
+   */
+  AESX_ERR_TAG_LENGTH = 11,
+  /**
+   * A call out of order on a GCM stream (AAD after data, update after the end, the tag of
+   * a decrypting stream).
+   */
+  AESX_ERR_STATE = 12,
 } aesx_status;
 
 /**
@@ -79,6 +100,24 @@ typedef struct aesx_cipher aesx_cipher;
  * reference to the key, so the `aesx_cipher` it came from may be freed first.
  */
 typedef struct aesx_ctr aesx_ctr;
+
+/**
+ * An AES-GCM key: the AES schedule plus the GHASH key powers, and a tag length. Immutable
+ * after creation and safe to share between threads. Create with `aesx_gcm_new`, release with
+ * `aesx_gcm_free` (key material is zeroized when the last user is gone).
+ */
+typedef struct aesx_gcm aesx_gcm;
+
+/**
+ * One GCM message being encrypted or decrypted in pieces: AAD first (`aesx_gcm_stream_aad`),
+ * then data (`aesx_gcm_stream_update`), then `aesx_gcm_stream_tag` (encryption) or
+ * `aesx_gcm_stream_verify` (decryption). Holds its own reference to the key. Use from one
+ * thread at a time; free with `aesx_gcm_stream_free`.
+ *
+ * A decrypting stream releases plaintext before the tag is checked: do not use it until
+ * `aesx_gcm_stream_verify` returns `AESX_OK`.
+ */
+typedef struct aesx_gcm_stream aesx_gcm_stream;
 
 /**
  * A backend number: one of the `AESX_BACKEND_*` constants. A plain integer (not a C enum) so
@@ -326,6 +365,137 @@ enum aesx_status aesx_ctr_position(const struct aesx_ctr *ctr, uint64_t *out);
  * `ctr` must be NULL or a live stream from `aesx_ctr_new`, not used afterwards.
  */
 enum aesx_status aesx_ctr_free(struct aesx_ctr *ctr);
+
+/**
+ * Creates an AES-GCM key from a 16-, 24- or 32-byte AES key on `backend`
+ * (`AESX_BACKEND_AUTO` for the default) with tags of `tag_len` bytes (16; or 12..15, 8, 4
+ * where a protocol asks for them) and stores it in `*out` (NULL on failure).
+ *
+ * # Safety
+ * `key` NULL or readable for `key_len` bytes; `out` NULL or valid for a write.
+ */
+enum aesx_status aesx_gcm_new(const uint8_t *key,
+                              size_t key_len,
+                              size_t tag_len,
+                              aesx_backend backend,
+                              struct aesx_gcm **out);
+
+/**
+ * Frees a key (NULL is a no-op); its material is zeroized once no stream uses it. Always
+ * returns `AESX_OK`.
+ *
+ * # Safety
+ * `gcm` NULL or a live key from `aesx_gcm_new`, not used afterwards.
+ */
+enum aesx_status aesx_gcm_free(struct aesx_gcm *gcm);
+
+/**
+ * Encrypts `len` bytes from `in` to `out` (`in == out` for in place) under `nonce`
+ * (`nonce_len >= 1`; 12 is the fast path) with associated data `aad`, and writes the tag
+ * (`tag_len` must equal the key's tag length) to `tag`. Errors: `AESX_ERR_NONCE_LENGTH`,
+ * `AESX_ERR_TAG_LENGTH`, `AESX_ERR_LENGTH_LIMIT` (more than 2^32 - 2 blocks, or AAD over
+ * 2^61 - 1 bytes); nothing is written on failure.
+ *
+ * # Safety
+ * `gcm` NULL or live; `nonce`, `aad`, `in` NULL or readable, `out` and `tag` NULL or writable,
+ * for their lengths (`tag` must not overlap `out`).
+ */
+enum aesx_status aesx_gcm_seal(const struct aesx_gcm *gcm,
+                               const uint8_t *nonce,
+                               size_t nonce_len,
+                               const uint8_t *aad,
+                               size_t aad_len,
+                               const uint8_t *in,
+                               uint8_t *out,
+                               size_t len,
+                               uint8_t *tag,
+                               size_t tag_len);
+
+/**
+ * Decrypts `len` bytes from `in` to `out` (`in == out` for in place) if `tag` (`tag_len`
+ * bytes, the key's tag length) authenticates nonce, AAD and ciphertext. Returns
+ * `AESX_ERR_AUTH` on a wrong tag, and then `out` holds `len` zero bytes: no unauthenticated
+ * plaintext is released. Other errors write nothing.
+ *
+ * # Safety
+ * As for `aesx_gcm_seal` (`tag` readable).
+ */
+enum aesx_status aesx_gcm_open(const struct aesx_gcm *gcm,
+                               const uint8_t *nonce,
+                               size_t nonce_len,
+                               const uint8_t *aad,
+                               size_t aad_len,
+                               const uint8_t *in,
+                               uint8_t *out,
+                               size_t len,
+                               const uint8_t *tag,
+                               size_t tag_len);
+
+/**
+ * Starts a GCM message under `nonce` (`nonce_len >= 1`): `decrypt` 0 to encrypt, non-zero to
+ * decrypt. Stores the stream in `*out` (NULL on failure). The stream holds its own reference
+ * to the key, which may be freed first.
+ *
+ * # Safety
+ * `gcm` NULL or live; `nonce` NULL or readable for `nonce_len` bytes; `out` NULL or valid for
+ * a write.
+ */
+enum aesx_status aesx_gcm_stream_new(const struct aesx_gcm *gcm,
+                                     int32_t decrypt,
+                                     const uint8_t *nonce,
+                                     size_t nonce_len,
+                                     struct aesx_gcm_stream **out);
+
+/**
+ * Adds associated data; only before the first `aesx_gcm_stream_update` with data
+ * (`AESX_ERR_STATE` after it, or after the stream finished).
+ *
+ * # Safety
+ * `s` NULL or a live stream used by this thread only; `aad` NULL or readable for `len` bytes.
+ */
+enum aesx_status aesx_gcm_stream_aad(struct aesx_gcm_stream *s, const uint8_t *aad, size_t len);
+
+/**
+ * Encrypts or decrypts the next `len` bytes from `in` to `out` (`in == out` for in place).
+ * Decrypted data is unauthenticated until `aesx_gcm_stream_verify` returns `AESX_OK`.
+ *
+ * # Safety
+ * `s` NULL or a live stream used by this thread only; `in` NULL or readable and `out` NULL
+ * or writable for `len` bytes.
+ */
+enum aesx_status aesx_gcm_stream_update(struct aesx_gcm_stream *s,
+                                        const uint8_t *in,
+                                        uint8_t *out,
+                                        size_t len);
+
+/**
+ * Ends an encrypting stream and writes its tag (`tag_len` = the key's tag length) to `tag`.
+ * `AESX_ERR_STATE` for a decrypting or finished stream.
+ *
+ * # Safety
+ * `s` NULL or a live stream used by this thread only; `tag` NULL or writable for `tag_len`.
+ */
+enum aesx_status aesx_gcm_stream_tag(struct aesx_gcm_stream *s, uint8_t *tag, size_t tag_len);
+
+/**
+ * Ends a decrypting stream: `AESX_OK` if `tag` (`tag_len` = the key's tag length) is valid,
+ * `AESX_ERR_AUTH` if not (then discard everything the stream produced). `AESX_ERR_STATE` for
+ * an encrypting or finished stream.
+ *
+ * # Safety
+ * `s` NULL or a live stream used by this thread only; `tag` NULL or readable for `tag_len`.
+ */
+enum aesx_status aesx_gcm_stream_verify(struct aesx_gcm_stream *s,
+                                        const uint8_t *tag,
+                                        size_t tag_len);
+
+/**
+ * Frees a stream (NULL is a no-op); its state is zeroized. Always returns `AESX_OK`.
+ *
+ * # Safety
+ * `s` NULL or a live stream from `aesx_gcm_stream_new`, not used afterwards.
+ */
+enum aesx_status aesx_gcm_stream_free(struct aesx_gcm_stream *s);
 
 /**
  * Reports whether a hardware AES backend (AES-NI, hence also VAES) is present: 1 or 0.

@@ -91,6 +91,10 @@ pub extern "C" fn aesx_status_str(status: c_int) -> *const c_char {
         6 => c"backend not available on this CPU",
         7 => c"length or stream position too large",
         8 => c"internal error in libaesx",
+        9 => c"authentication failed (wrong key, nonce, associated data or tag, or modified data)",
+        10 => c"GCM nonce must be at least 1 byte",
+        11 => c"GCM tag length not allowed or not the key's tag length",
+        12 => c"GCM stream call out of order",
         _ => c"unknown status",
     };
     s.as_ptr()

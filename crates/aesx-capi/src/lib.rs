@@ -5,7 +5,8 @@
 //! committed header is out of date):
 //!
 //! * the `aesx_*` API ([`api`]): an opaque cipher context, ECB, CBC and streaming CTR, backend
-//!   query and forcing. Every call returns an [`aesx_status`].
+//!   query and forcing; AES-GCM keys, seal/open and streams ([`gcm`]). Every call returns an
+//!   [`aesx_status`].
 //! * the SuiteB_FFI symbols ([`suiteb`]) that Cryptol's `SuiteB_FFI` module binds by name
 //!   (`checkAESNISupported`, `aesniExpand*`, `aesniEncryptBlock`, ...), plus bulk
 //!   `aesni{En,De}cryptBlocks`. They run on every x86-64 CPU (and elsewhere), using the fastest
@@ -19,6 +20,7 @@
 //! or soft at run time.
 
 pub mod api;
+pub mod gcm;
 pub mod suiteb;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -47,10 +49,21 @@ pub enum aesx_status {
     AESX_ERR_UNKNOWN_BACKEND = 5,
     /// The backend is known but this CPU (or this build) cannot run it.
     AESX_ERR_BACKEND_UNAVAILABLE = 6,
-    /// A length exceeds `PTRDIFF_MAX`, or a CTR stream would pass byte position 2^64 - 1.
+    /// A length exceeds `PTRDIFF_MAX`, a CTR stream would pass byte position 2^64 - 1, or a
+    /// GCM message would exceed 2^32 - 2 blocks (AAD: 2^61 - 1 bytes) under one nonce.
     AESX_ERR_LENGTH_LIMIT = 7,
     /// An internal error (a bug in libaesx); please report it.
     AESX_ERR_INTERNAL = 8,
+    /// GCM authentication failed (wrong key, nonce, AAD or tag, or modified ciphertext). The
+    /// output of `aesx_gcm_open` has been zeroed.
+    AESX_ERR_AUTH = 9,
+    /// A GCM nonce of length 0.
+    AESX_ERR_NONCE_LENGTH = 10,
+    /// A GCM tag length that is not allowed (16, 15, 14, 13, 12, 8, 4) or not the key's.
+    AESX_ERR_TAG_LENGTH = 11,
+    /// A call out of order on a GCM stream (AAD after data, update after the end, the tag of
+    /// a decrypting stream).
+    AESX_ERR_STATE = 12,
 }
 
 use aesx_status::*;
@@ -125,6 +138,13 @@ pub(crate) fn error_status(e: aesx::Error) -> aesx_status {
         aesx::ErrorKind::NotBlockAligned => AESX_ERR_NOT_BLOCK_ALIGNED,
         aesx::ErrorKind::BackendUnavailable => AESX_ERR_BACKEND_UNAVAILABLE,
         aesx::ErrorKind::UnknownBackend => AESX_ERR_UNKNOWN_BACKEND,
+        aesx::ErrorKind::AuthenticationFailed => AESX_ERR_AUTH,
+        aesx::ErrorKind::InvalidNonceLength => AESX_ERR_NONCE_LENGTH,
+        aesx::ErrorKind::InvalidTagLength => AESX_ERR_TAG_LENGTH,
+        aesx::ErrorKind::AadAfterData => AESX_ERR_STATE,
+        aesx::ErrorKind::MessageTooLong
+        | aesx::ErrorKind::AadTooLong
+        | aesx::ErrorKind::LengthLimit => AESX_ERR_LENGTH_LIMIT,
         _ => AESX_ERR_INTERNAL,
     }
 }

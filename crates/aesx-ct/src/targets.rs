@@ -10,7 +10,7 @@
 #![forbid(unsafe_code)]
 
 use aesx::hash::{Fugue, FugueAlg, FugueBackend};
-use aesx::{Aes, Backend, Ctr};
+use aesx::{Aes, AesGcm, Backend, Ctr};
 
 use crate::planted::{Leak, LeakyAes};
 use crate::vg;
@@ -365,6 +365,7 @@ fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
             },
         ));
     }
+    v.extend(gcm_cases(b, part, blocks, key_sizes));
     if b == Backend::Aesni && part == Part::Taint {
         // Both AES-NI key-expansion variants, whichever this CPU's vendor prefers.
         for (name, _) in aesx::hazmat::keysetup::variants() {
@@ -382,6 +383,168 @@ fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
                 ));
             }
         }
+    }
+    v
+}
+
+/// AES-GCM on one backend: GHASH alone (associated data only), seal and open one-shot and
+/// streamed, with a 12-byte nonce and a 20-byte one (J0 through GHASH, so the counter itself is
+/// secret). The tag check is the branch-free core (`hazmat::gcm_open_ct` /
+/// `gcm_finish_ct`); only its valid/invalid result is declassified, by the checker, before
+/// the one public branch on it. No suppression is involved.
+fn gcm_cases(b: Backend, part: Part, blocks: usize, key_sizes: &[usize]) -> Vec<Case> {
+    let mut v = Vec::new();
+    let gcm = move |key: &[u8]| AesGcm::with_backend(key, b).map_err(|e| format!("{e}"));
+    let e = |e: aesx::Error| format!("{e}");
+    // Message: every batch width plus a partial block; AAD: a partial block too.
+    let (m, a) = (16 * blocks + 5, 23);
+    for &kl in key_sizes {
+        let bits = kl * 8;
+        if part == Part::Timing {
+            // A fixed key; the nonce, AAD and data (or ciphertext and tag) vary.
+            let Ok(g) = gcm(&fixed_key(kl)) else {
+                continue;
+            };
+            let g = std::rc::Rc::new(g);
+            // The 20-byte nonce and GHASH-only cases for one key size (the budget is per case).
+            let nls: &[usize] = if kl == 16 { &[12, 20] } else { &[12] };
+            for &nl in nls {
+                let g1 = g.clone();
+                v.push(Case::new(
+                    format!("gcm-seal-n{nl}-{bits}"),
+                    nl + a + m,
+                    m + 16,
+                    move |s, out| {
+                        let [n, aad, pt] = split(s, [nl, a, m]);
+                        out[..m].copy_from_slice(pt);
+                        let t = g1
+                            .seal_in_place_detached(n, aad, &mut out[..m])
+                            .map_err(e)?;
+                        out[m..].copy_from_slice(t.as_ref());
+                        Ok(())
+                    },
+                ));
+            }
+            let g2 = g.clone();
+            // Random (so almost surely forged) ciphertexts through the public open: both
+            // classes take the refusal path; its time must not depend on the data.
+            v.push(Case::new(
+                format!("gcm-open-{bits}"),
+                12 + a + m + 16,
+                m,
+                move |s, out| {
+                    let [n, aad, ct, tag] = split(s, [12, a, m, 16]);
+                    out.copy_from_slice(ct);
+                    let r = g2.open_in_place_detached(n, aad, out, tag);
+                    std::hint::black_box(r.is_ok());
+                    Ok(())
+                },
+            ));
+            if kl != 16 {
+                continue;
+            }
+            let g3 = g.clone();
+            v.push(Case::new(
+                format!("ghash-aad-{bits}"),
+                12 + m,
+                16,
+                move |s, out| {
+                    let [n, aad] = split(s, [12, m]);
+                    let t = g3.seal_in_place_detached(n, aad, &mut []).map_err(e)?;
+                    out.copy_from_slice(t.as_ref());
+                    Ok(())
+                },
+            ));
+            continue;
+        }
+        // Taint: the key is secret too (H and its powers are computed under taint).
+        v.push(Case::new(
+            format!("ghash-aad-{bits}"),
+            kl + 12 + m,
+            16,
+            move |s, out| {
+                let [key, n, aad] = split(s, [kl, 12, m]);
+                let t = gcm(key)?
+                    .seal_in_place_detached(n, aad, &mut [])
+                    .map_err(e)?;
+                out.copy_from_slice(t.as_ref());
+                Ok(())
+            },
+        ));
+        for nl in [12usize, 20] {
+            v.push(Case::new(
+                format!("gcm-seal-n{nl}-{bits}"),
+                kl + nl + a + m,
+                m + 16,
+                move |s, out| {
+                    let [key, n, aad, pt] = split(s, [kl, nl, a, m]);
+                    out[..m].copy_from_slice(pt);
+                    let t = gcm(key)?
+                        .seal_in_place_detached(n, aad, &mut out[..m])
+                        .map_err(e)?;
+                    out[m..].copy_from_slice(t.as_ref());
+                    Ok(())
+                },
+            ));
+            // Seal, then open the result (valid) and a copy with one flipped bit (invalid):
+            // the checker declassifies only the two validity results.
+            v.push(Case::new(
+                format!("gcm-open-n{nl}-{bits}"),
+                kl + nl + a + m,
+                m,
+                move |s, out| {
+                    let [key, n, aad, pt] = split(s, [kl, nl, a, m]);
+                    let g = gcm(key)?;
+                    let mut ct = pt.to_vec();
+                    let tag = g.seal_in_place_detached(n, aad, &mut ct).map_err(e)?;
+                    let mut bad = ct.clone();
+                    bad[m / 2] ^= 4;
+                    let mut ok = aesx::hazmat::gcm_open_ct(&g, n, aad, &mut ct, tag.as_ref());
+                    let mut forged = aesx::hazmat::gcm_open_ct(&g, n, aad, &mut bad, tag.as_ref());
+                    vg::declassify_val(&mut ok);
+                    vg::declassify_val(&mut forged);
+                    if ok != Ok(1) || forged != Ok(0) {
+                        return Err(err("tag check gave the wrong answer"));
+                    }
+                    out.copy_from_slice(&ct);
+                    Ok(())
+                },
+            ));
+        }
+        // Streaming both ways in uneven pieces (partial-block buffers, AAD split).
+        v.push(Case::new(
+            format!("gcm-stream-{bits}"),
+            kl + 12 + a + m,
+            m + 16,
+            move |s, out| {
+                let [key, n, aad, pt] = split(s, [kl, 12, a, m]);
+                let g = gcm(key)?;
+                let mut enc = g.encryptor(n).map_err(e)?;
+                enc.aad(&aad[..5]).map_err(e)?;
+                enc.aad(&aad[5..]).map_err(e)?;
+                let mut ct = pt.to_vec();
+                let (x, rest) = ct.split_at_mut(7);
+                let (y, z) = rest.split_at_mut(16 * 3 + 2);
+                for piece in [x, y, z] {
+                    enc.update(piece).map_err(e)?;
+                }
+                let tag = enc.finish();
+                let mut dec = g.decryptor(n).map_err(e)?;
+                dec.aad(aad).map_err(e)?;
+                let mut back = ct.clone();
+                let (x, y) = back.split_at_mut(33);
+                dec.update(x).map_err(e)?;
+                dec.update(y).map_err(e)?;
+                let mut ok = aesx::hazmat::gcm_finish_ct(dec, tag.as_ref());
+                vg::declassify_val(&mut ok);
+                if ok != Ok(1) {
+                    return Err(err("streamed tag refused"));
+                }
+                out[..m].copy_from_slice(&back);
+                out[m..].copy_from_slice(tag.as_ref());
+                Ok(())
+            },
+        ));
     }
     v
 }

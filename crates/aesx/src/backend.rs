@@ -19,9 +19,50 @@
 //!
 //! The key schedule remembers the backend that built it; layouts are never mixed. AES-NI and
 //! both VAES backends share one round-key layout ([`aesni::Keys`]).
+//!
+//! ## GCM kernels
+//!
+//! GCM is a mode over three more kernels (the mode layer, [`crate::mode::gcm`], owns nonces,
+//! AAD, partial blocks, lengths, limits and the tag):
+//!
+//! ```text
+//! GhashKey::new(backend, &Keys) -> GhashKey  H = E_K(0), then H^1..H^n in the layout of the
+//!                                            GHASH kernel this backend pairs with
+//! ghash(&GhashKey, acc: &mut u128, data)     acc <- GHASH update over whole blocks
+//! gcm_seal(.., ctr: &[u8; 16], acc, buf)     buf ^= CTR32 keystream from ctr; then acc <-
+//!                                            GHASH update over the ciphertext, whole blocks
+//! gcm_open(.., ctr: &[u8; 16], acc, buf)     acc <- GHASH update over buf; buf ^= keystream
+//! ctr32_xor(.., ctr: &[u8; 16], buf)         buf ^= CTR32 keystream (no hashing)
+//! ```
+//!
+//! `acc` is GHASH's state S in POLYVAL form, `u128::from_be_bytes(S)` (RFC 8452 Appendix A):
+//! the same value in every backend, so a state can move between kernels. Counter contract
+//! (`inc32`, SP 800-38D): block i uses `ctr` with its last four bytes, read as a big-endian
+//! u32, plus i mod 2^32; the first 12 bytes never change. The counter may be secret (for
+//! nonces other than 12 bytes it is derived from H), so kernels add without branches.
+//!
+//! Which GHASH goes with which AES backend is decided once per key in [`GhashKey::new`], from
+//! [`crate::cpu::features`] (never assumed from the AES backend):
+//!
+//! | AES backend | GHASH | fused kernel |
+//! |---|---|---|
+//! | aesni, vaes256, vaes512 with PCLMULQDQ | [`clmul`]: H^8..H^1, Karatsuba | [`gcm_aesni`]: 8 blocks per iteration |
+//! | soft, vpaes (or any backend without PCLMULQDQ) | [`ghash_soft`]: ctmul | generic: ECB of counter blocks + GHASH, 32 blocks at a time |
+//!
+//! IMPLEMENTATION NOTE (where a VAES kernel plugs in): a fused VAES kernel adds a `GhashKey`
+//! variant with its own power layout (e.g. H^16..H^1 for zmm, plus Karatsuba halves), built in
+//! `GhashKey::new` when the backend is `vaes256`/`vaes512` and the CPU has VPCLMULQDQ, and one
+//! arm in each of `ghash`, `gcm_seal`, `gcm_open`. Nothing in the mode layer changes.
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod aesni;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod clmul;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod gcm_aesni;
+pub(crate) mod ghash_soft;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod ghash_soft_bmi2;
 pub(crate) mod soft;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod vaes256;
@@ -161,6 +202,222 @@ dispatch! {
     fn ctr_xor(ctr: u128, buf: &mut [u8]);
 }
 
+// ---------------------------------------------------------------------------------------------
+// GCM kernels.
+
+/// A GHASH key in the layout of the GHASH kernel that goes with a backend. Zeroized on drop
+/// (each variant's own `Drop`).
+// Inline like `Keys`: the hardware layout is used on every call and stays next to the AES
+// schedule; the large software layout is boxed when an allocator exists.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum GhashKey {
+    Soft(Big<ghash_soft::Key>),
+    /// PCLMULQDQ on xmm (aesni, and vaes256/vaes512 until their fused kernels exist).
+    #[cfg(target_arch = "x86_64")]
+    Clmul(clmul::Key),
+}
+
+impl GhashKey {
+    /// Computes H = E_K(0) with `keys` and the powers for the GHASH kernel `backend` pairs with.
+    pub(crate) fn new(backend: Backend, keys: &Keys) -> GhashKey {
+        let mut h = [0u8; 16];
+        encrypt_blocks(backend, keys, &mut h);
+        let k = GhashKey::from_h(backend, &h);
+        zeroize::Zeroize::zeroize(&mut h);
+        k
+    }
+
+    /// The key for the GHASH kernel `backend` pairs with on this CPU, from H.
+    pub(crate) fn from_h(backend: Backend, h: &[u8; 16]) -> GhashKey {
+        #[cfg(target_arch = "x86_64")]
+        if matches!(
+            backend,
+            Backend::Aesni | Backend::Vaes256 | Backend::Vaes512
+        ) && clmul::available()
+        {
+            return GhashKey::Clmul(clmul::Key::new(h));
+        }
+        let _ = backend;
+        GhashKey::Soft(big(ghash_soft::Key::new(h)))
+    }
+
+    /// The software GHASH key regardless of the CPU (tests: pairs any AES backend with it).
+    #[cfg(test)]
+    pub(crate) fn soft_from_h(h: &[u8; 16]) -> GhashKey {
+        GhashKey::Soft(big(ghash_soft::Key::new(h)))
+    }
+
+    /// The kernel's name, for tests and reports ("soft" or "clmul").
+    pub(crate) fn kind(&self) -> &'static str {
+        match self {
+            GhashKey::Soft(_) => "soft",
+            #[cfg(target_arch = "x86_64")]
+            GhashKey::Clmul(_) => "clmul",
+        }
+    }
+}
+
+/// `acc <- GHASH update over data` (whole blocks).
+#[inline]
+pub(crate) fn ghash(gk: &GhashKey, acc: &mut u128, data: &[u8]) {
+    debug_assert!(data.len().is_multiple_of(16));
+    match gk {
+        GhashKey::Soft(k) => ghash_soft::ghash(k, acc, data),
+        #[cfg(target_arch = "x86_64")]
+        GhashKey::Clmul(k) => clmul::ghash(k, acc, data),
+    }
+}
+
+/// Encrypts whole blocks with the CTR32 keystream starting at counter block `ctr`, then
+/// hashes the ciphertext into `acc`.
+#[inline]
+pub(crate) fn gcm_seal(
+    backend: Backend,
+    keys: &Keys,
+    gk: &GhashKey,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
+    debug_assert!(buf.len().is_multiple_of(16));
+    match (keys, gk) {
+        #[cfg(target_arch = "x86_64")]
+        (Keys::Hw(k), GhashKey::Clmul(h)) => gcm_aesni::seal(k, h, ctr, acc, buf),
+        _ => generic_gcm::<true>(backend, keys, gk, ctr, acc, buf),
+    }
+}
+
+/// Hashes whole ciphertext blocks into `acc`, then decrypts them with the CTR32 keystream
+/// starting at counter block `ctr`.
+#[inline]
+pub(crate) fn gcm_open(
+    backend: Backend,
+    keys: &Keys,
+    gk: &GhashKey,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
+    debug_assert!(buf.len().is_multiple_of(16));
+    match (keys, gk) {
+        #[cfg(target_arch = "x86_64")]
+        (Keys::Hw(k), GhashKey::Clmul(h)) => gcm_aesni::open(k, h, ctr, acc, buf),
+        _ => generic_gcm::<false>(backend, keys, gk, ctr, acc, buf),
+    }
+}
+
+/// Largest message (bytes) and associated data (bytes) of [`gcm_small`]: with the lengths
+/// block that is at most 8 GHASH blocks, one batch of the xmm kernel.
+pub(crate) const SMALL_MSG: usize = 5 * 16;
+pub(crate) const SMALL_AAD: usize = 2 * 16;
+
+/// A whole small message in one call (the short-message path): `aad` is the associated data
+/// zero-padded to whole blocks (at most [`SMALL_AAD`] bytes), `buf` the message zero-padded to
+/// whole blocks (at most [`SMALL_MSG`] bytes) of which the first `len` are real. Encrypts or
+/// decrypts `buf` with CTR32 from `inc32(j0)`, hashes the AAD, the ciphertext (padding
+/// zeroed) and `lengths`, and returns the full tag `E(j0) ^ S`. Bytes of `buf` past `len`
+/// are left unspecified.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn gcm_small(
+    backend: Backend,
+    keys: &Keys,
+    gk: &GhashKey,
+    j0: &[u8; 16],
+    aad: &[u8],
+    buf: &mut [u8],
+    len: usize,
+    lengths: &[u8; 16],
+    seal: bool,
+) -> [u8; 16] {
+    debug_assert!(aad.len() <= SMALL_AAD && aad.len().is_multiple_of(16));
+    debug_assert!(buf.len() <= SMALL_MSG && buf.len().is_multiple_of(16) && len <= buf.len());
+    match (keys, gk) {
+        #[cfg(target_arch = "x86_64")]
+        (Keys::Hw(k), GhashKey::Clmul(h)) => {
+            gcm_aesni::small(k, h, j0, aad, buf, len, lengths, seal)
+        }
+        _ => {
+            let mut acc = 0u128;
+            ghash(gk, &mut acc, aad);
+            let mut ctr = *j0;
+            let c = u32::from_be_bytes(ctr[12..].try_into().unwrap()).wrapping_add(1);
+            ctr[12..].copy_from_slice(&c.to_be_bytes());
+            if !seal {
+                ghash(gk, &mut acc, buf);
+            }
+            ctr32_xor(backend, keys, &ctr, buf);
+            if seal {
+                buf[len..].fill(0);
+                ghash(gk, &mut acc, buf);
+            }
+            ghash(gk, &mut acc, lengths);
+            let mut t = *j0;
+            encrypt_blocks(backend, keys, &mut t);
+            t.iter_mut()
+                .zip(acc.to_be_bytes())
+                .for_each(|(x, y)| *x ^= y);
+            zeroize::Zeroize::zeroize(&mut acc);
+            t
+        }
+    }
+}
+
+/// Blocks per step of the generic GCM kernel (a multiple of every ECB batch width).
+const GENERIC_CHUNK: usize = 32;
+
+/// The counter blocks `ctr, inc32(ctr), ...` for `out.len() / 16` blocks, branch-free.
+#[inline]
+fn ctr32_blocks(ctr: &[u8; 16], out: &mut [u8]) {
+    let c = u32::from_be_bytes(ctr[12..].try_into().unwrap());
+    for (i, b) in out.chunks_exact_mut(16).enumerate() {
+        b[..12].copy_from_slice(&ctr[..12]);
+        b[12..].copy_from_slice(&c.wrapping_add(i as u32).to_be_bytes());
+    }
+}
+
+/// `buf ^= E(ctr) || E(inc32(ctr)) || ...` (whole blocks), on any backend: ECB over counter
+/// blocks. Used for partial blocks and by the generic kernel.
+pub(crate) fn ctr32_xor(backend: Backend, keys: &Keys, ctr: &[u8; 16], buf: &mut [u8]) {
+    debug_assert!(buf.len().is_multiple_of(16));
+    let mut ks = [0u8; 16 * GENERIC_CHUNK];
+    let mut c = *ctr;
+    for chunk in buf.chunks_mut(16 * GENERIC_CHUNK) {
+        let ks = &mut ks[..chunk.len()];
+        ctr32_blocks(&c, ks);
+        encrypt_blocks(backend, keys, ks);
+        chunk.iter_mut().zip(ks.iter()).for_each(|(d, k)| *d ^= k);
+        let n = u32::from_be_bytes(c[12..].try_into().unwrap());
+        c[12..].copy_from_slice(&n.wrapping_add(GENERIC_CHUNK as u32).to_be_bytes());
+    }
+    zeroize::Zeroize::zeroize(&mut ks);
+}
+
+/// GCM over whole blocks for backends without a fused kernel: per 32-block chunk, the CTR32
+/// keystream by ECB over counter blocks, then GHASH of the ciphertext (seal) or before the
+/// XOR (open).
+fn generic_gcm<const SEAL: bool>(
+    backend: Backend,
+    keys: &Keys,
+    gk: &GhashKey,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
+    let mut c = *ctr;
+    for chunk in buf.chunks_mut(16 * GENERIC_CHUNK) {
+        if !SEAL {
+            ghash(gk, acc, chunk);
+        }
+        ctr32_xor(backend, keys, &c, chunk);
+        if SEAL {
+            ghash(gk, acc, chunk);
+        }
+        let n = u32::from_be_bytes(c[12..].try_into().unwrap());
+        c[12..].copy_from_slice(&n.wrapping_add(GENERIC_CHUNK as u32).to_be_bytes());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Every kernel of every available backend against `soft`, on every block count up to
@@ -214,6 +471,63 @@ mod tests {
                         (7 << 64) | 0xffff_fff0,
                     ] {
                         check("ctr", &|a, x| a.ctr_xor_at(&c.to_be_bytes(), 0, x));
+                    }
+                }
+            }
+        }
+    }
+
+    /// GCM kernels of every backend (and the generic path with each GHASH kernel) against the
+    /// `soft` backend with the software GHASH: every block count up to three 8-block batches
+    /// plus tails, counters whose low word wraps inside the call.
+    #[test]
+    fn gcm_kernels_match_soft() {
+        for kl in [16, 24, 32] {
+            let key = data(kl, 3);
+            let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
+            let (sb, sk) = soft.kernels();
+            let mut h = [0u8; 16];
+            encrypt_blocks(sb, sk, &mut h);
+            let soft_gk = GhashKey::soft_from_h(&h);
+            assert_eq!(soft_gk.kind(), "soft");
+            for b in Backend::available() {
+                let aes = Aes::with_backend(&key, b).unwrap();
+                let (bk, k) = aes.kernels();
+                let native = GhashKey::new(bk, k);
+                // Each backend with its own GHASH, and with the software one (generic path).
+                for gk in [&native, &GhashKey::soft_from_h(&h)] {
+                    for blocks in 0..=(3 * 8 + 9) {
+                        for low in [1u32, 0xffff_fff0, 0xffff_fffd, 0xffff_ffff] {
+                            let src = data(16 * blocks, blocks as u8);
+                            let mut ctr: [u8; 16] = data(16, 77).try_into().unwrap();
+                            ctr[12..].copy_from_slice(&low.to_be_bytes());
+                            let acc0 = u128::from_le_bytes(data(16, low as u8).try_into().unwrap());
+                            for seal in [true, false] {
+                                let (mut x, mut y) = (src.clone(), src.clone());
+                                let (mut ax, mut ay) = (acc0, acc0);
+                                if seal {
+                                    gcm_seal(bk, k, gk, &ctr, &mut ax, &mut x);
+                                    generic_gcm::<true>(sb, sk, &soft_gk, &ctr, &mut ay, &mut y);
+                                } else {
+                                    gcm_open(bk, k, gk, &ctr, &mut ax, &mut x);
+                                    generic_gcm::<false>(sb, sk, &soft_gk, &ctr, &mut ay, &mut y);
+                                }
+                                let what = if seal { "seal" } else { "open" };
+                                let g = gk.kind();
+                                assert_eq!(
+                                    x, y,
+                                    "{b}/{g} {what} key={kl} blocks={blocks} ctr={low:x}"
+                                );
+                                assert_eq!(
+                                    ax, ay,
+                                    "{b}/{g} {what} tag state key={kl} blocks={blocks}"
+                                );
+                            }
+                            let (mut ax, mut ay) = (acc0, acc0);
+                            ghash(gk, &mut ax, &src);
+                            ghash(&soft_gk, &mut ay, &src);
+                            assert_eq!(ax, ay, "{b}/{} ghash blocks={blocks}", gk.kind());
+                        }
                     }
                 }
             }

@@ -24,6 +24,20 @@ pub enum ErrorKind {
     UnknownAlgorithm,
     /// A length argument is out of range (e.g. more than 7 trailing bits).
     InvalidLength,
+    /// A GCM nonce is empty (any other length is accepted; 12 bytes is the fast path).
+    InvalidNonceLength,
+    /// A GCM tag length is not 16, 15, 14, 13, 12, 8 or 4 bytes, or a tag passed to `open`
+    /// does not have the key's tag length.
+    InvalidTagLength,
+    /// GCM authentication failed: wrong key, nonce, associated data or tag, or modified
+    /// ciphertext. No plaintext was released (the buffer was zeroed).
+    AuthenticationFailed,
+    /// More than 2^32 - 2 blocks (68 719 476 704 bytes) of GCM message under one nonce.
+    MessageTooLong,
+    /// More than 2^61 - 1 bytes of GCM associated data.
+    AadTooLong,
+    /// Associated data was supplied after message data in a GCM stream.
+    AadAfterData,
     /// The call would run a CTR stream past its last byte position (2^64 - 1 bytes per
     /// stream): nothing was processed, so no keystream is ever reused.
     LengthLimit,
@@ -72,6 +86,18 @@ impl fmt::Display for Error {
                 "unknown hash algorithm (expected fugue224, fugue256, fugue384 or fugue512)"
             }
             ErrorKind::InvalidLength => "length out of range",
+            ErrorKind::InvalidNonceLength => "GCM nonce must be at least 1 byte (12 recommended)",
+            ErrorKind::InvalidTagLength => {
+                "GCM tag length must be 16, 15, 14, 13, 12, 8 or 4 bytes, and match the key's"
+            }
+            ErrorKind::AuthenticationFailed => {
+                "authentication failed (wrong key, nonce, associated data or tag, or modified ciphertext)"
+            }
+            ErrorKind::MessageTooLong => {
+                "GCM message too long: at most 2^32 - 2 blocks (68719476704 bytes) per nonce"
+            }
+            ErrorKind::AadTooLong => "GCM associated data too long: at most 2^61 - 1 bytes",
+            ErrorKind::AadAfterData => "GCM associated data must come before the message data",
             ErrorKind::LengthLimit => {
                 "CTR stream limit: position + length would pass 2^64 - 1 bytes (nothing was processed)"
             }

@@ -177,3 +177,28 @@ pub mod keysetup {
         })
     }
 }
+
+/// The branch-free core of [`crate::AesGcm::open_in_place_detached`], for constant-time
+/// checkers: decrypts `buf` in place and returns `Ok(1)` if `tag` is valid, `Ok(0)` if not,
+/// computed without a branch or a memory index that depends on secret data. The public
+/// function is this plus one branch on the result (and zeroing `buf` on 0).
+///
+/// **On `Ok(0)` `buf` holds unauthenticated plaintext**: the caller must discard it.
+pub fn gcm_open_ct(
+    gcm: &crate::AesGcm,
+    nonce: &[u8],
+    aad: &[u8],
+    buf: &mut [u8],
+    tag: &[u8],
+) -> Result<u8, Error> {
+    gcm.open_in_place_detached_ct(nonce, aad, buf, tag)
+}
+
+/// The branch-free core of [`crate::GcmDecryptor::finish`]: `Ok(1)` if `tag` is valid,
+/// `Ok(0)` if not, without a branch on secret data.
+pub fn gcm_finish_ct<K: core::borrow::Borrow<crate::AesGcm>>(
+    dec: crate::GcmDecryptor<K>,
+    tag: &[u8],
+) -> Result<u8, Error> {
+    dec.finish_ct(tag)
+}

@@ -48,6 +48,7 @@ pub use mode::cbc::{CbcDecryptor, CbcEncryptor, pkcs7_pad, pkcs7_unpad};
 #[cfg(feature = "alloc")]
 pub use mode::cbc::{cbc_decrypt_pkcs7, cbc_encrypt_pkcs7};
 pub use mode::ctr::Ctr;
+pub use mode::gcm::{AesGcm, GcmDecryptor, GcmEncryptor, Tag};
 
 use core::fmt;
 

@@ -1,7 +1,8 @@
 /*
  * Tests libaesx from C: the SuiteB_FFI symbols against NIST vectors (ECB KAT, AESAVS ECB Monte
  * Carlo 100 x 1000) and FIPS-197 appendix A key schedules, and the aesx_* API (ECB, CBC,
- * streaming CTR, backend forcing, every bad-input status).
+ * streaming CTR, backend forcing, AES-GCM on the NIST GCM vectors one-shot and streamed, every
+ * bad-input status).
  *
  * Usage: capi_test TESTDATA_AES_DIR [--mct-all-backends] [--quick]
  * Exit status 0 and a final "ALL OK" line on success. Run by tests/c_api.rs.
@@ -700,8 +701,242 @@ static void test_api_bad_input(void) {
     CHECK_STATUS(aesx_cipher_free(NULL), AESX_OK);
     CHECK_STATUS(aesx_clear_thread_cache(), AESX_OK);
     /* Status strings for every value, known or not. */
-    for (int st = -2; st <= 10; st++) CHECK(aesx_status_str(st) != NULL && aesx_status_str(st)[0], "status_str(%d)", st);
+    for (int st = -2; st <= 14; st++) CHECK(aesx_status_str(st) != NULL && aesx_status_str(st)[0], "status_str(%d)", st);
     CHECK(strcmp(aesx_status_str(AESX_OK), "ok") == 0, "status_str(0)");
+}
+
+
+/* ------------------------------------------------------------------------------------------ */
+/* AES-GCM                                                                                     */
+
+typedef struct {
+    int fail; /* a decrypt record marked FAIL */
+    size_t tag_bits;
+    uint8_t key[32], iv[160], pt[64], aad[128], ct[64], tag[16];
+    size_t key_len, iv_len, pt_len, aad_len, ct_len, tag_len;
+} gcm_record;
+
+/* Calls `f` on every record of a NIST GCM .rsp file (CRLF, [Taglen = N] headers, FAIL lines);
+ * returns the number of records. */
+static long gcm_file(const char *dir, const char *name, void (*f)(const gcm_record *, aesx_backend),
+                     aesx_backend b) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        fprintf(stderr, "cannot open %s\n", path);
+        exit(2);
+    }
+    gcm_record cur;
+    memset(&cur, 0, sizeof cur);
+    size_t tag_bits = 0;
+    int have = 0;
+    long n = 0;
+    char line[1024];
+    for (;;) {
+        char *l = fgets(line, sizeof line, fp);
+        int blank = !l || l[0] == '\r' || l[0] == '\n';
+        if (blank && have) {
+            cur.tag_bits = tag_bits;
+            f(&cur, b);
+            n++;
+            memset(&cur, 0, sizeof cur);
+            have = 0;
+        }
+        if (!l) break;
+        if (strncmp(l, "[Taglen = ", 10) == 0) tag_bits = (size_t)atoi(l + 10);
+        if (strncmp(l, "FAIL", 4) == 0) cur.fail = 1;
+        char *eq = strstr(l, " = ");
+        if (!eq || l[0] == '#' || l[0] == '[') continue;
+        const char *v = eq + 3;
+        if (strncmp(l, "Count", 5) == 0) have = 1;
+        else if (strncmp(l, "Key", 3) == 0) hex_to(v, cur.key, &cur.key_len, sizeof cur.key);
+        else if (strncmp(l, "IV", 2) == 0) hex_to(v, cur.iv, &cur.iv_len, sizeof cur.iv);
+        else if (strncmp(l, "PT", 2) == 0) hex_to(v, cur.pt, &cur.pt_len, sizeof cur.pt);
+        else if (strncmp(l, "AAD", 3) == 0) hex_to(v, cur.aad, &cur.aad_len, sizeof cur.aad);
+        else if (strncmp(l, "CT", 2) == 0) hex_to(v, cur.ct, &cur.ct_len, sizeof cur.ct);
+        else if (strncmp(l, "Tag", 3) == 0) hex_to(v, cur.tag, &cur.tag_len, sizeof cur.tag);
+    }
+    fclose(fp);
+    return n;
+}
+
+static aesx_gcm *new_gcm(const uint8_t *key, size_t len, size_t tag_len, aesx_backend b) {
+    aesx_gcm *g = NULL;
+    CHECK_STATUS(aesx_gcm_new(key, len, tag_len, b, &g), AESX_OK);
+    CHECK(g != NULL, "aesx_gcm_new gave NULL");
+    return g;
+}
+
+static void gcm_encrypt_record(const gcm_record *r, aesx_backend b) {
+    CHECK(r->tag_len * 8 == r->tag_bits, "tag length vs [Taglen]");
+    aesx_gcm *g = new_gcm(r->key, r->key_len, r->tag_len, b);
+    uint8_t out[64], tag[16];
+    /* Buffer to buffer; then in place through a stream, byte by byte after 3 bytes of AAD. */
+    CHECK_STATUS(aesx_gcm_seal(g, r->iv, r->iv_len, r->aad, r->aad_len, r->pt, out, r->pt_len, tag, r->tag_len),
+                 AESX_OK);
+    CHECK(memcmp(out, r->ct, r->ct_len) == 0, "GCM seal CT (key %zu, iv %zu, pt %zu)", r->key_len, r->iv_len,
+          r->pt_len);
+    CHECK(memcmp(tag, r->tag, r->tag_len) == 0, "GCM seal tag %s want %s", hex(tag, r->tag_len),
+          hex(r->tag, r->tag_len));
+    aesx_gcm_stream *s = NULL;
+    CHECK_STATUS(aesx_gcm_stream_new(g, 0, r->iv, r->iv_len, &s), AESX_OK);
+    size_t a = r->aad_len < 3 ? r->aad_len : 3;
+    CHECK_STATUS(aesx_gcm_stream_aad(s, r->aad, a), AESX_OK);
+    CHECK_STATUS(aesx_gcm_stream_aad(s, r->aad + a, r->aad_len - a), AESX_OK);
+    memcpy(out, r->pt, r->pt_len);
+    for (size_t i = 0; i < r->pt_len; i++) CHECK_STATUS(aesx_gcm_stream_update(s, out + i, out + i, 1), AESX_OK);
+    memset(tag, 0, sizeof tag);
+    CHECK_STATUS(aesx_gcm_stream_tag(s, tag, r->tag_len), AESX_OK);
+    CHECK(memcmp(out, r->ct, r->ct_len) == 0 && memcmp(tag, r->tag, r->tag_len) == 0, "GCM stream seal");
+    aesx_gcm_stream_free(s);
+    aesx_gcm_free(g);
+}
+
+static void gcm_decrypt_record(const gcm_record *r, aesx_backend b) {
+    aesx_gcm *g = new_gcm(r->key, r->key_len, r->tag_len, b);
+    uint8_t out[64];
+    memcpy(out, r->ct, r->ct_len);
+    aesx_status st = aesx_gcm_open(g, r->iv, r->iv_len, r->aad, r->aad_len, out, out, r->ct_len, r->tag, r->tag_len);
+    if (r->fail) {
+        CHECK(st == AESX_ERR_AUTH, "GCM FAIL record: status %d", (int)st);
+        for (size_t i = 0; i < r->ct_len; i++) CHECK(out[i] == 0, "plaintext left after AESX_ERR_AUTH");
+    } else {
+        CHECK(st == AESX_OK, "GCM open: status %d", (int)st);
+        CHECK(memcmp(out, r->pt, r->pt_len) == 0, "GCM open PT");
+    }
+    /* The stream gives the same verdict (after releasing unverified plaintext). */
+    aesx_gcm_stream *s = NULL;
+    CHECK_STATUS(aesx_gcm_stream_new(g, 1, r->iv, r->iv_len, &s), AESX_OK);
+    CHECK_STATUS(aesx_gcm_stream_aad(s, r->aad, r->aad_len), AESX_OK);
+    CHECK_STATUS(aesx_gcm_stream_update(s, r->ct, out, r->ct_len), AESX_OK);
+    CHECK_STATUS(aesx_gcm_stream_verify(s, r->tag, r->tag_len), r->fail ? AESX_ERR_AUTH : AESX_OK);
+    aesx_gcm_stream_free(s);
+    aesx_gcm_free(g);
+}
+
+static void test_gcm_vectors(const char *dir, aesx_backend b, int light) {
+    long n = 0;
+    for (int bits = 128; bits <= 256; bits += 64) {
+        if (light && bits == 192) continue;
+        char name[64];
+        snprintf(name, sizeof name, "nist-gcm/gcmEncryptExtIV%d.rsp", bits);
+        n += gcm_file(dir, name, gcm_encrypt_record, b);
+        snprintf(name, sizeof name, "nist-gcm/gcmDecrypt%d.rsp", bits);
+        n += gcm_file(dir, name, gcm_decrypt_record, b);
+    }
+    CHECK(n > 3000, "GCM records read: %ld", n);
+}
+
+/* Every bad input of the GCM calls; nothing written on failure (except the zeroing on AUTH). */
+static void test_gcm_bad_input(void) {
+    uint8_t key[32] = {1}, nonce[12] = {2}, aad[8] = {3}, buf[64], out[64], tag[16];
+    aesx_gcm *g = (aesx_gcm *)&key;
+    CHECK_STATUS(aesx_gcm_new(NULL, 16, 16, 0, &g), AESX_ERR_NULL_POINTER);
+    CHECK(g == NULL, "failed gcm_new leaves NULL");
+    CHECK_STATUS(aesx_gcm_new(key, 16, 16, 0, NULL), AESX_ERR_NULL_POINTER);
+    CHECK_STATUS(aesx_gcm_new(key, 20, 16, 0, &g), AESX_ERR_KEY_LENGTH);
+    CHECK_STATUS(aesx_gcm_new(key, 16, 16, 77, &g), AESX_ERR_UNKNOWN_BACKEND);
+    static const size_t bad_tag[] = {0, 1, 3, 5, 7, 9, 10, 11, 17, 32, SIZE_MAX};
+    for (size_t i = 0; i < sizeof bad_tag / sizeof *bad_tag; i++)
+        CHECK_STATUS(aesx_gcm_new(key, 16, bad_tag[i], 0, &g), AESX_ERR_TAG_LENGTH);
+    CHECK(g == NULL, "failed gcm_new leaves NULL");
+    g = new_gcm(key, 32, 16, 0);
+    memset(buf, 0x11, sizeof buf);
+    memset(out, 0x22, sizeof out);
+    memset(tag, 0x33, sizeof tag);
+    CHECK_STATUS(aesx_gcm_seal(NULL, nonce, 12, aad, 8, buf, out, 5, tag, 16), AESX_ERR_NULL_POINTER);
+    CHECK_STATUS(aesx_gcm_seal(g, NULL, 12, aad, 8, buf, out, 5, tag, 16), AESX_ERR_NULL_POINTER);
+    CHECK_STATUS(aesx_gcm_seal(g, nonce, 0, aad, 8, buf, out, 5, tag, 16), AESX_ERR_NONCE_LENGTH);
+    CHECK_STATUS(aesx_gcm_seal(g, NULL, 0, aad, 8, buf, out, 5, tag, 16), AESX_ERR_NONCE_LENGTH);
+    CHECK_STATUS(aesx_gcm_seal(g, nonce, 12, NULL, 8, buf, out, 5, tag, 16), AESX_ERR_NULL_POINTER);
+    CHECK_STATUS(aesx_gcm_seal(g, nonce, 12, aad, 8, NULL, out, 5, tag, 16), AESX_ERR_NULL_POINTER);
+    CHECK_STATUS(aesx_gcm_seal(g, nonce, 12, aad, 8, buf, NULL, 5, tag, 16), AESX_ERR_NULL_POINTER);
+    CHECK_STATUS(aesx_gcm_seal(g, nonce, 12, aad, 8, buf, out, 5, NULL, 16), AESX_ERR_NULL_POINTER);
+    CHECK_STATUS(aesx_gcm_seal(g, nonce, 12, aad, 8, buf, out, 5, tag, 12), AESX_ERR_TAG_LENGTH);
+    CHECK_STATUS(aesx_gcm_seal(g, nonce, 12, aad, 8, buf, buf + 1, 5, tag, 16), AESX_ERR_OVERLAP);
+    /* 2^32 - 1 blocks is one block too many (checked before any data is touched). */
+    CHECK_STATUS(aesx_gcm_seal(g, nonce, 12, aad, 8, buf, buf, (size_t)68719476720ull, tag, 16),
+                 AESX_ERR_LENGTH_LIMIT);
+    CHECK_STATUS(aesx_gcm_seal(g, nonce, 12, aad, 8, buf, buf, SIZE_MAX / 2 + 1, tag, 16), AESX_ERR_LENGTH_LIMIT);
+    for (int i = 0; i < 64; i++) CHECK(buf[i] == 0x11 && out[i] == 0x22, "failed seal wrote data [%d]", i);
+    for (int i = 0; i < 16; i++) CHECK(tag[i] == 0x33, "failed seal wrote the tag");
+    /* Empty message and AAD, NULL pointers allowed with length 0. */
+    CHECK_STATUS(aesx_gcm_seal(g, nonce, 12, NULL, 0, NULL, NULL, 0, tag, 16), AESX_OK);
+    CHECK_STATUS(aesx_gcm_open(g, nonce, 12, NULL, 0, NULL, NULL, 0, tag, 16), AESX_OK);
+    tag[0] ^= 1;
+    CHECK_STATUS(aesx_gcm_open(g, nonce, 12, NULL, 0, NULL, NULL, 0, tag, 16), AESX_ERR_AUTH);
+    /* A real message: buffer to buffer, then a forgery zeroes the output, a bad length does not. */
+    CHECK_STATUS(aesx_gcm_seal(g, nonce, 12, aad, 8, buf, out, 40, tag, 16), AESX_OK);
+    uint8_t pt[64];
+    memset(pt, 0x44, sizeof pt);
+    CHECK_STATUS(aesx_gcm_open(g, nonce, 12, aad, 8, out, pt, 40, tag, 15), AESX_ERR_TAG_LENGTH);
+    CHECK_STATUS(aesx_gcm_open(g, nonce, 12, aad, 8, out, pt, 40, NULL, 16), AESX_ERR_NULL_POINTER);
+    CHECK_STATUS(aesx_gcm_open(g, nonce, 0, aad, 8, out, pt, 40, tag, 16), AESX_ERR_NONCE_LENGTH);
+    for (int i = 0; i < 64; i++) CHECK(pt[i] == 0x44, "failed open wrote data");
+    CHECK_STATUS(aesx_gcm_open(g, nonce, 12, aad, 8, out, pt, 40, tag, 16), AESX_OK);
+    CHECK(memcmp(pt, buf, 40) == 0, "open buffer to buffer");
+    out[39] ^= 0x80;
+    CHECK_STATUS(aesx_gcm_open(g, nonce, 12, aad, 8, out, pt, 40, tag, 16), AESX_ERR_AUTH);
+    for (int i = 0; i < 40; i++) CHECK(pt[i] == 0, "AESX_ERR_AUTH left plaintext");
+    CHECK(pt[40] == 0x44, "open wrote past len");
+    out[39] ^= 0x80;
+    /* The tag may sit right after the ciphertext in the same buffer (a common wire layout). */
+    memcpy(out + 40, tag, 16);
+    CHECK_STATUS(aesx_gcm_open(g, nonce, 12, aad, 8, out, out, 40, out + 40, 16), AESX_OK);
+    CHECK(memcmp(out, buf, 40) == 0, "open in place with the tag after the data");
+
+    /* Streams: order of calls, NULLs, the other direction's finish. */
+    aesx_gcm_stream *s = (aesx_gcm_stream *)&key;
+    CHECK_STATUS(aesx_gcm_stream_new(NULL, 0, nonce, 12, &s), AESX_ERR_NULL_POINTER);
+    CHECK(s == NULL, "failed stream_new leaves NULL");
+    CHECK_STATUS(aesx_gcm_stream_new(g, 0, nonce, 0, &s), AESX_ERR_NONCE_LENGTH);
+    CHECK_STATUS(aesx_gcm_stream_new(g, 0, NULL, 12, &s), AESX_ERR_NULL_POINTER);
+    CHECK_STATUS(aesx_gcm_stream_new(g, 0, nonce, 12, NULL), AESX_ERR_NULL_POINTER);
+    CHECK_STATUS(aesx_gcm_stream_new(g, 0, nonce, 12, &s), AESX_OK);
+    CHECK_STATUS(aesx_gcm_stream_aad(NULL, aad, 8), AESX_ERR_NULL_POINTER);
+    CHECK_STATUS(aesx_gcm_stream_aad(s, NULL, 8), AESX_ERR_NULL_POINTER);
+    CHECK_STATUS(aesx_gcm_stream_aad(s, aad, 8), AESX_OK);
+    CHECK_STATUS(aesx_gcm_stream_update(s, buf, buf + 2, 8), AESX_ERR_OVERLAP);
+    CHECK_STATUS(aesx_gcm_stream_update(s, NULL, NULL, 0), AESX_OK);
+    CHECK_STATUS(aesx_gcm_stream_aad(s, aad, 8), AESX_OK); /* no data yet: still allowed */
+    memcpy(pt, buf, 40);
+    CHECK_STATUS(aesx_gcm_stream_update(s, pt, pt, 40), AESX_OK);
+    CHECK_STATUS(aesx_gcm_stream_aad(s, aad, 1), AESX_ERR_STATE);
+    CHECK_STATUS(aesx_gcm_stream_verify(s, tag, 16), AESX_ERR_STATE);
+    CHECK_STATUS(aesx_gcm_stream_tag(s, tag, 8), AESX_ERR_TAG_LENGTH);
+    CHECK_STATUS(aesx_gcm_stream_tag(s, NULL, 16), AESX_ERR_NULL_POINTER);
+    uint8_t t2[16];
+    CHECK_STATUS(aesx_gcm_stream_tag(s, t2, 16), AESX_OK);
+    CHECK_STATUS(aesx_gcm_stream_tag(s, t2, 16), AESX_ERR_STATE);
+    CHECK_STATUS(aesx_gcm_stream_update(s, pt, pt, 1), AESX_ERR_STATE);
+    CHECK_STATUS(aesx_gcm_stream_aad(s, aad, 1), AESX_ERR_STATE);
+    CHECK_STATUS(aesx_gcm_stream_free(s), AESX_OK);
+    CHECK_STATUS(aesx_gcm_stream_free(NULL), AESX_OK);
+    /* That stream had 16 bytes of AAD (8 + 8): one-shot with the same must agree. */
+    uint8_t aad16[16], ct2[64], t3[16];
+    memcpy(aad16, aad, 8), memcpy(aad16 + 8, aad, 8);
+    CHECK_STATUS(aesx_gcm_seal(g, nonce, 12, aad16, 16, buf, ct2, 40, t3, 16), AESX_OK);
+    CHECK(memcmp(ct2, pt, 40) == 0 && memcmp(t2, t3, 16) == 0, "stream with split AAD = one-shot");
+    /* A decrypting stream outlives its key, and refuses a tag of the wrong length. */
+    CHECK_STATUS(aesx_gcm_stream_new(g, 1, nonce, 12, &s), AESX_OK);
+    CHECK_STATUS(aesx_gcm_free(g), AESX_OK);
+    CHECK_STATUS(aesx_gcm_stream_aad(s, aad16, 16), AESX_OK);
+    CHECK_STATUS(aesx_gcm_stream_update(s, ct2, out, 40), AESX_OK);
+    CHECK_STATUS(aesx_gcm_stream_tag(s, t2, 16), AESX_ERR_STATE);
+    CHECK_STATUS(aesx_gcm_stream_verify(s, t3, 4), AESX_ERR_TAG_LENGTH);
+    CHECK_STATUS(aesx_gcm_stream_verify(s, NULL, 16), AESX_ERR_NULL_POINTER);
+    CHECK_STATUS(aesx_gcm_stream_verify(s, t3, 16), AESX_OK);
+    CHECK(memcmp(out, buf, 40) == 0, "stream open");
+    CHECK_STATUS(aesx_gcm_stream_verify(s, t3, 16), AESX_ERR_STATE);
+    aesx_gcm_stream_free(s);
+    CHECK_STATUS(aesx_gcm_free(NULL), AESX_OK);
+    /* Truncated tags where the key says so. */
+    g = new_gcm(key, 16, 8, 0);
+    CHECK_STATUS(aesx_gcm_seal(g, nonce, 12, aad, 8, buf, out, 40, tag, 8), AESX_OK);
+    CHECK_STATUS(aesx_gcm_open(g, nonce, 12, aad, 8, out, out, 40, tag, 8), AESX_OK);
+    CHECK_STATUS(aesx_gcm_open(g, nonce, 12, aad, 8, out, out, 40, tag, 16), AESX_ERR_TAG_LENGTH);
+    aesx_gcm_free(g);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -727,6 +962,7 @@ int main(int argc, char **argv) {
     test_suiteb_bad_input();
     test_api_backends();
     test_api_bad_input();
+    test_gcm_bad_input();
 
     static const char *kat[] = {"GFSbox", "KeySbox", "VarTxt", "VarKey"};
     for (aesx_backend b = AESX_BACKEND_SOFT; b <= AESX_BACKEND_VAES512; b++) {
@@ -757,6 +993,7 @@ int main(int argc, char **argv) {
         }
         test_api_sp800_38a(dir, b);
         test_api_ctr_stream(b, !heavy);
+        test_gcm_vectors(dir, b, !heavy);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         printf("backend %-8s ECB KAT vectors %ld, MCT records %ld (x1000 calls), %.2f s\n", bn, nk, nm,
                (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));

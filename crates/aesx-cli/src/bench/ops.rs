@@ -20,10 +20,14 @@ pub enum Op {
     KeysetupVariants,
     /// Hashing one message with Fugue (no key; every Fugue backend, no peers).
     Fugue(FugueAlg),
+    /// AES-GCM seal of one message (12-byte nonce, 13 bytes of AAD, 16-byte tag).
+    GcmEnc,
+    /// AES-GCM open of one message, tag checked (same shape as `GcmEnc`).
+    GcmDec,
 }
 
 impl Op {
-    pub const ALL: [Op; 12] = [
+    pub const ALL: [Op; 14] = [
         Op::Ctr,
         Op::CtrMt,
         Op::EcbEnc,
@@ -36,14 +40,18 @@ impl Op {
         Op::Fugue(FugueAlg::Fugue256),
         Op::Fugue(FugueAlg::Fugue384),
         Op::Fugue(FugueAlg::Fugue512),
+        Op::GcmEnc,
+        Op::GcmDec,
     ];
     /// What a full run measures (keysetup-variants only on request).
-    pub const DEFAULT: [Op; 6] = [
+    pub const DEFAULT: [Op; 8] = [
         Op::Ctr,
         Op::EcbEnc,
         Op::EcbDec,
         Op::CbcEnc,
         Op::CbcDec,
+        Op::GcmEnc,
+        Op::GcmDec,
         Op::Keysetup,
     ];
     /// What `--quick` measures.
@@ -60,6 +68,8 @@ impl Op {
             Op::Keysetup => "keysetup",
             Op::KeysetupVariants => "keysetup-variants",
             Op::Fugue(a) => a.name(),
+            Op::GcmEnc => "gcm-enc",
+            Op::GcmDec => "gcm-dec",
         }
     }
 
@@ -110,7 +120,12 @@ impl Op {
             Op::Ctr => Some(2),
             Op::EcbEnc => Some(3),
             Op::EcbDec => Some(4),
-            Op::CtrMt | Op::Keysetup | Op::KeysetupVariants | Op::Fugue(_) => None,
+            Op::CtrMt
+            | Op::Keysetup
+            | Op::KeysetupVariants
+            | Op::Fugue(_)
+            | Op::GcmEnc
+            | Op::GcmDec => None,
         }
     }
 }

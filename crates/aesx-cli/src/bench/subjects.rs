@@ -12,6 +12,11 @@
 //! - keysetup = a key ready to encrypt and decrypt: aesx `Aes::with_backend` and RustCrypto
 //!   `Aes128::new` expand both schedules; for OpenSSL an encrypt-init and a decrypt-init on two
 //!   reused ECB contexts.
+//! - GCM (see [`gcm`]): one call seals (or opens and checks the tag of) one message with a
+//!   12-byte nonce and 13 bytes of AAD (a TLS record's shape), on a key (GHASH powers included)
+//!   set up beforehand: aesx `AesGcm`, OpenSSL EVP `aes-*-gcm` on a reused context (IV reset,
+//!   AAD update, in-place update, final, tag), RustCrypto `aes-gcm` 0.11 and `ring` 0.17
+//!   `LessSafeKey` (AES-128/256 only: ring has no AES-192-GCM).
 
 use std::hint::black_box;
 
@@ -27,6 +32,8 @@ use openssl::cipher::{Cipher, CipherRef};
 use openssl::cipher_ctx::CipherCtx;
 
 use super::ops::Op;
+
+mod gcm;
 
 /// The fixed IV / initial counter of every message.
 pub const IV: [u8; 16] = [
@@ -88,6 +95,9 @@ pub fn build(op: Op, key_bits: u32, backends: &[Backend]) -> Result<Vec<Box<dyn 
             threads: aesx::parallel::default_threads(),
         }));
     }
+    if matches!(op, Op::GcmEnc | Op::GcmDec) {
+        return gcm::build(op, key, backends);
+    }
     if op == Op::CtrMt {
         // Neither peer has a multi-threaded CTR: single-threaded OpenSSL is the reference.
         v.push(Box::new(Openssl::new(Op::Ctr, key)?));
@@ -137,7 +147,7 @@ impl Subject for AesxSubject {
                 let k = Aes::with_backend(black_box(&self.key), aes.backend());
                 black_box(&k);
             }
-            Op::KeysetupVariants | Op::Fugue(_) => {}
+            Op::KeysetupVariants | Op::Fugue(_) | Op::GcmEnc | Op::GcmDec => {}
         }
     }
 }
@@ -261,7 +271,7 @@ impl Subject for Openssl {
                     .dec
                     .decrypt_init(None, Some(black_box(&self.key)), None);
             }
-            Op::KeysetupVariants | Op::Fugue(_) => {}
+            Op::KeysetupVariants | Op::Fugue(_) | Op::GcmEnc | Op::GcmDec => {}
         }
     }
 }
@@ -314,7 +324,7 @@ where
                 let k = C::new_from_slice(black_box(&self.key));
                 black_box(&k);
             }
-            Op::KeysetupVariants | Op::Fugue(_) => {}
+            Op::KeysetupVariants | Op::Fugue(_) | Op::GcmEnc | Op::GcmDec => {}
         }
     }
 }

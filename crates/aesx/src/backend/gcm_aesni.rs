@@ -1,0 +1,370 @@
+//! The fused AES-NI + PCLMULQDQ GCM kernel (xmm): CTR32 encryption and GHASH of the
+//! ciphertext in one pass, 8 blocks per iteration.
+//!
+//! Design (after the Linux kernel's `aes-gcm-aesni-x86_64.S` and OpenSSL/BoringSSL
+//! `aesni-gcm-x86_64.pl`, as summarised in /work/shared/specs/gcm.md; the code is written here):
+//!
+//! - 8 counter blocks in flight (AESENC latency 4, 2 per cycle on Zen 3/4: 8 fill both pipes);
+//!   the 8 GHASH steps of a batch (3 PCLMULQDQ each, Karatsuba, powers H^8..H^1) are issued
+//!   between the AES rounds, one per round, and reduced once per batch.
+//! - Encryption can only hash ciphertext it has produced, so it is software-pipelined: batch 0
+//!   is encrypted alone, then each iteration encrypts batch i while hashing batch i-1 (read
+//!   back from the output, still in L1), and the last batch is hashed after the loop.
+//!   Decryption hashes its own input in the same iteration as it decrypts it.
+//! - Counters: the counter block is byte-reversed once, so its inc32 word is the low 32-bit
+//!   lane; `paddd` adds the block index (wrapping mod 2^32: exactly inc32, branch-free, so a
+//!   secret counter is fine) and `pshufb` turns each back into a counter block.
+//! - The data XOR is folded into the last round: `aesenclast(x, k ^ d) = aesenclast(x, k) ^ d`.
+//! - Round keys are read from the schedule at every use (memory operands), not copied into
+//!   registers or onto the stack: 8 states + GHASH accumulators fill the 16 xmm registers.
+//! - Fewer than 8 blocks (tails, and short messages, which never enter the loop) run 1, 2, 4
+//!   or 8 lanes, whichever is the smallest that covers them, with one reduction.
+//!
+//! Constant time: AES-NI and PCLMULQDQ run in data-independent time; branches and loop bounds
+//! depend only on lengths and the round count.
+
+#![allow(clippy::needless_range_loop)]
+
+use core::arch::x86_64::*;
+
+use super::aesni::Keys;
+use super::clmul::{
+    self, Key as HKey, POWERS, Prod, bswap_mask, ld, ld_at, m_to_u128, st_at, u128_to_m,
+};
+
+const LANES: usize = 8;
+const _: () = assert!(LANES == POWERS);
+
+// Round keys are read in place as aligned `__m128i` (see `rk`).
+const _: () = assert!(core::mem::align_of::<Keys>() >= 16);
+const _: () = assert!(core::mem::offset_of!(Keys, enc) % 16 == 0);
+
+/// Round key `r`, read from the schedule at each use. Volatile so that LLVM neither keeps all
+/// of them in registers (there is no room: the 8 lanes interleave then get serialised) nor
+/// spills copies to the stack.
+#[inline(always)]
+fn rk(k: &Keys, r: usize) -> __m128i {
+    let p: *const [u8; 16] = &k.enc[r];
+    // SAFETY: `p` points to 16 initialised bytes inside `k`, 16-byte aligned (checked at
+    // compile time above: `Keys` is aligned to 16 and `enc` is at an aligned offset).
+    unsafe { core::ptr::read_volatile(p.cast::<__m128i>()) }
+}
+
+/// Counter block for lane `j` of the batch whose little-endian counter vector is `c`.
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,sse4.2")]
+fn ctr_block(c: __m128i, j: usize, bs: __m128i) -> __m128i {
+    _mm_shuffle_epi8(_mm_add_epi32(c, _mm_set_epi32(0, 0, 0, j as i32)), bs)
+}
+
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,sse4.2")]
+fn add_ctr(c: __m128i, n: usize) -> __m128i {
+    _mm_add_epi32(c, _mm_set_epi32(0, 0, 0, n as i32))
+}
+
+/// GHASH step `j` of a batch of 8 (block `j` of `blocks`, times H^(8-j)); block 0 also takes
+/// the running state.
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,sse4.2")]
+fn ghash_step(h: &HKey, p: &mut Prod, blocks: &[u8], j: usize, s: __m128i, bs: __m128i) {
+    let mut y = _mm_shuffle_epi8(ld_at(blocks, j), bs);
+    if j == 0 {
+        y = _mm_xor_si128(y, s);
+    }
+    p.add(y, ld(&h.pow[j]), ld(&h.kara[j]));
+}
+
+/// One 8-block batch: `cur ^= keystream(c)`, with the GHASH of the 8 blocks of `hash`
+/// interleaved into the AES rounds; returns the new GHASH state. For decryption `hash` is
+/// `cur` itself (read before it is overwritten); for encryption the previous batch.
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,sse4.2")]
+fn batch<const NR: usize>(
+    k: &Keys,
+    h: &HKey,
+    c: __m128i,
+    s: __m128i,
+    hash: Option<&[u8]>,
+    cur: &mut [u8],
+) -> __m128i {
+    let bs = bswap_mask();
+    let k0 = rk(k, 0);
+    let mut x: [__m128i; LANES] = core::array::from_fn(|j| _mm_xor_si128(ctr_block(c, j, bs), k0));
+    let mut p = Prod::zero();
+    let mut s_out = s;
+    match hash {
+        Some(hb) => {
+            for r in 1..NR {
+                let kr = rk(k, r);
+                x = x.map(|v| _mm_aesenc_si128(v, kr));
+                if r - 1 < LANES {
+                    ghash_step(h, &mut p, hb, r - 1, s, bs);
+                }
+            }
+            s_out = p.reduce();
+        }
+        None => {
+            for r in 1..NR {
+                let kr = rk(k, r);
+                x = x.map(|v| _mm_aesenc_si128(v, kr));
+            }
+        }
+    }
+    let kl = rk(k, NR);
+    for j in 0..LANES {
+        let d = _mm_xor_si128(ld_at(cur, j), kl);
+        st_at(cur, j, _mm_aesenclast_si128(x[j], d));
+    }
+    s_out
+}
+
+/// Decryption batch: the GHASH input is the batch itself, read before the XOR.
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,sse4.2")]
+fn batch_open<const NR: usize>(
+    k: &Keys,
+    h: &HKey,
+    c: __m128i,
+    s: __m128i,
+    cur: &mut [u8],
+) -> __m128i {
+    let bs = bswap_mask();
+    let k0 = rk(k, 0);
+    let mut x: [__m128i; LANES] = core::array::from_fn(|j| _mm_xor_si128(ctr_block(c, j, bs), k0));
+    let mut p = Prod::zero();
+    for r in 1..NR {
+        let kr = rk(k, r);
+        x = x.map(|v| _mm_aesenc_si128(v, kr));
+        if r - 1 < LANES {
+            ghash_step(h, &mut p, cur, r - 1, s, bs);
+        }
+    }
+    let s = p.reduce();
+    let kl = rk(k, NR);
+    for j in 0..LANES {
+        let d = _mm_xor_si128(ld_at(cur, j), kl);
+        st_at(cur, j, _mm_aesenclast_si128(x[j], d));
+    }
+    s
+}
+
+/// `buf ^= keystream(c)` for `buf.len() / 16 <= W` blocks, `W` lanes in flight.
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,sse4.2")]
+fn xor_lanes<const NR: usize, const W: usize>(k: &Keys, c: __m128i, buf: &mut [u8]) {
+    let bs = bswap_mask();
+    let k0 = rk(k, 0);
+    let mut x: [__m128i; W] = core::array::from_fn(|j| _mm_xor_si128(ctr_block(c, j, bs), k0));
+    for r in 1..NR {
+        let kr = rk(k, r);
+        x = x.map(|v| _mm_aesenc_si128(v, kr));
+    }
+    let kl = rk(k, NR);
+    for j in 0..buf.len() / 16 {
+        let d = _mm_xor_si128(ld_at(buf, j), kl);
+        st_at(buf, j, _mm_aesenclast_si128(x[j], d));
+    }
+}
+
+/// Fewer than 8 blocks: CTR32 with the narrowest lane count that covers them, GHASH with one
+/// reduction (of the ciphertext: after the XOR when sealing, before it when opening).
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,sse4.2")]
+fn tail<const NR: usize, const SEAL: bool>(
+    k: &Keys,
+    h: &HKey,
+    c: __m128i,
+    mut s: __m128i,
+    buf: &mut [u8],
+) -> __m128i {
+    let n = buf.len() / 16;
+    if n == 0 {
+        return s;
+    }
+    if !SEAL {
+        s = clmul::ghash_n(h, s, buf);
+    }
+    match n {
+        1 => xor_lanes::<NR, 1>(k, c, buf),
+        2 => xor_lanes::<NR, 2>(k, c, buf),
+        3 | 4 => xor_lanes::<NR, 4>(k, c, buf),
+        _ => xor_lanes::<NR, 8>(k, c, buf),
+    }
+    if SEAL {
+        s = clmul::ghash_n(h, s, buf);
+    }
+    s
+}
+
+/// The short-message path: J0 and the counter blocks in one AES pass of `W` lanes (lane 0 is
+/// J0), then GHASH of AAD, ciphertext and lengths with one reduction, tag in registers.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,sse4.2")]
+fn small_lanes<const NR: usize, const W: usize>(
+    k: &Keys,
+    h: &HKey,
+    j0: &[u8; 16],
+    aad: &[u8],
+    buf: &mut [u8],
+    len: usize,
+    lengths: &[u8; 16],
+    seal: bool,
+) -> [u8; 16] {
+    let bs = bswap_mask();
+    let c = _mm_shuffle_epi8(ld(j0), bs);
+    let n = buf.len() / 16;
+    let m = aad.len() / 16 + n + 1;
+    let mut p = Prod::zero();
+    let mut j = 0;
+    let mut hash = |p: &mut Prod, blk: __m128i| {
+        let (hp, hq) = clmul::power(h, m, j);
+        p.add(_mm_shuffle_epi8(blk, bs), hp, hq);
+        j += 1;
+    };
+    for i in 0..aad.len() / 16 {
+        hash(&mut p, ld_at(aad, i));
+    }
+    if !seal {
+        for i in 0..n {
+            hash(&mut p, ld_at(buf, i));
+        }
+    }
+    let k0 = rk(k, 0);
+    let mut x: [__m128i; W] = core::array::from_fn(|i| _mm_xor_si128(ctr_block(c, i, bs), k0));
+    for r in 1..NR {
+        let kr = rk(k, r);
+        x = x.map(|v| _mm_aesenc_si128(v, kr));
+    }
+    let kl = rk(k, NR);
+    for i in 0..n {
+        let d = _mm_xor_si128(ld_at(buf, i), kl);
+        st_at(buf, i, _mm_aesenclast_si128(x[i + 1], d));
+    }
+    if seal {
+        buf[len..].fill(0);
+        for i in 0..n {
+            hash(&mut p, ld_at(buf, i));
+        }
+    }
+    hash(&mut p, ld(lengths));
+    let s = _mm_shuffle_epi8(p.reduce(), bs);
+    let t = _mm_aesenclast_si128(x[0], _mm_xor_si128(kl, s));
+    let mut out = [0u8; 16];
+    clmul::st(&mut out, t);
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "aes,pclmulqdq,sse4.2")]
+fn small_inner<const NR: usize>(
+    k: &Keys,
+    h: &HKey,
+    j0: &[u8; 16],
+    aad: &[u8],
+    buf: &mut [u8],
+    len: usize,
+    lengths: &[u8; 16],
+    seal: bool,
+) -> [u8; 16] {
+    match buf.len() / 16 {
+        0 | 1 => small_lanes::<NR, 2>(k, h, j0, aad, buf, len, lengths, seal),
+        2 | 3 => small_lanes::<NR, 4>(k, h, j0, aad, buf, len, lengths, seal),
+        _ => small_lanes::<NR, 8>(k, h, j0, aad, buf, len, lengths, seal),
+    }
+}
+
+/// Safe entry point of the short-message path (see `backend::gcm_small`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn small(
+    k: &Keys,
+    h: &HKey,
+    j0: &[u8; 16],
+    aad: &[u8],
+    buf: &mut [u8],
+    len: usize,
+    lengths: &[u8; 16],
+    seal: bool,
+) -> [u8; 16] {
+    debug_assert!(aad.len() / 16 + buf.len() / 16 < POWERS && buf.len() / 16 < 8);
+    // SAFETY: as for `seal` below (hardware keys and a PCLMULQDQ key imply the features).
+    unsafe {
+        match k.rounds {
+            10 => small_inner::<10>(k, h, j0, aad, buf, len, lengths, seal),
+            12 => small_inner::<12>(k, h, j0, aad, buf, len, lengths, seal),
+            _ => small_inner::<14>(k, h, j0, aad, buf, len, lengths, seal),
+        }
+    }
+}
+
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,sse4.2")]
+fn seal_body<const NR: usize>(k: &Keys, h: &HKey, ctr: &[u8; 16], acc: &mut u128, buf: &mut [u8]) {
+    let bs = bswap_mask();
+    let mut c = _mm_shuffle_epi8(ld(ctr), bs);
+    let mut s = u128_to_m(*acc);
+    let full = buf.len() / (16 * LANES);
+    let (body, rest) = buf.split_at_mut(full * 16 * LANES);
+    if full > 0 {
+        // Prologue: batch 0 encrypted, nothing to hash yet.
+        batch::<NR>(k, h, c, s, None, &mut body[..16 * LANES]);
+        c = add_ctr(c, LANES);
+        for i in 1..full {
+            let (prev, cur) =
+                body[16 * LANES * (i - 1)..16 * LANES * (i + 1)].split_at_mut(16 * LANES);
+            s = batch::<NR>(k, h, c, s, Some(prev), cur);
+            c = add_ctr(c, LANES);
+        }
+        // Epilogue: hash the last batch.
+        s = clmul::ghash_n(h, s, &body[16 * LANES * (full - 1)..]);
+    }
+    s = tail::<NR, true>(k, h, c, s, rest);
+    *acc = m_to_u128(s);
+}
+
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,sse4.2")]
+fn open_body<const NR: usize>(k: &Keys, h: &HKey, ctr: &[u8; 16], acc: &mut u128, buf: &mut [u8]) {
+    let bs = bswap_mask();
+    let mut c = _mm_shuffle_epi8(ld(ctr), bs);
+    let mut s = u128_to_m(*acc);
+    let mut chunks = buf.chunks_exact_mut(16 * LANES);
+    for cur in &mut chunks {
+        s = batch_open::<NR>(k, h, c, s, cur);
+        c = add_ctr(c, LANES);
+    }
+    s = tail::<NR, false>(k, h, c, s, chunks.into_remainder());
+    *acc = m_to_u128(s);
+}
+
+macro_rules! entries {
+    ($($name:ident, $body:ident, $inner:ident;)*) => {$(
+        #[target_feature(enable = "aes,pclmulqdq,sse4.2")]
+        fn $inner(k: &Keys, h: &HKey, ctr: &[u8; 16], acc: &mut u128, buf: &mut [u8]) {
+            match k.rounds {
+                10 => $body::<10>(k, h, ctr, acc, buf),
+                12 => $body::<12>(k, h, ctr, acc, buf),
+                _ => $body::<14>(k, h, ctr, acc, buf),
+            }
+        }
+
+        /// Safe entry point (see the module docs); whole blocks only.
+        pub(crate) fn $name(k: &Keys, h: &HKey, ctr: &[u8; 16], acc: &mut u128, buf: &mut [u8]) {
+            debug_assert!(buf.len().is_multiple_of(16));
+            // SAFETY: the hardware `Keys` exist only for backends whose availability checked
+            // AES-NI and SSE4.2, and a `clmul::Key` only where PCLMULQDQ is present
+            // (`GhashKey::from_h`).
+            unsafe { $inner(k, h, ctr, acc, buf) }
+        }
+    )*};
+}
+
+// IMPLEMENTATION NOTE: one SSE build, no AVX twin. Compiling a second copy with AVX (VEX
+// three-operand forms) needs the whole body inlined into a `#[target_feature]` wrapper, which
+// LLVM declines for bodies this size (a wrapper alone compiles nothing with AVX); the register
+// copies VEX would save are eliminated at rename on the CPUs this kernel serves anyway.
+entries! {
+    seal, seal_body, seal_inner;
+    open, open_body, open_inner;
+}

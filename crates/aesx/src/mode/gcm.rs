@@ -1,0 +1,789 @@
+//! AES-GCM (NIST SP 800-38D): authenticated encryption with associated data.
+//!
+//! [`AesGcm`] is a key: the AES schedule plus the GHASH key powers, computed once. It seals and
+//! opens in place with a detached tag, has `Vec` helpers that append or strip the tag, and
+//! starts streaming [`GcmEncryptor`]s and [`GcmDecryptor`]s.
+//!
+//! ```
+//! use aesx::AesGcm;
+//!
+//! let gcm = AesGcm::new(&[7u8; 32])?;
+//! let nonce = [1u8; 12]; // never reuse a nonce with the same key
+//! let mut buf = *b"attack at dawn";
+//! let tag = gcm.seal_in_place_detached(&nonce, b"header", &mut buf)?;
+//! gcm.open_in_place_detached(&nonce, b"header", &mut buf, tag.as_ref())?;
+//! assert_eq!(&buf, b"attack at dawn");
+//!
+//! // A wrong tag is refused and the buffer holds no plaintext (it is zeroed).
+//! let sealed = gcm.seal(&nonce, b"", b"secret")?;
+//! let mut bad = sealed.clone();
+//! bad[0] ^= 1;
+//! assert!(gcm.open(&nonce, b"", &bad).is_err());
+//! # Ok::<(), aesx::Error>(())
+//! ```
+//!
+//! ## Rules and limits
+//!
+//! - **Nonces** may be any length from 1 byte up; 12 bytes (96 bits) is the fast path and the
+//!   recommended size. Other lengths are hashed into the first counter block with GHASH, as
+//!   SP 800-38D says, which makes the counter's start depend on the key.
+//! - **Counter**: GCM counts with `inc32`: only the last 32 bits of the counter block
+//!   increment, modulo 2^32. This differs from the 128-bit counter of [`crate::Ctr`] (SSH
+//!   style); the two are separate code paths.
+//! - **Message length**: at most 2^32 - 2 blocks (68 719 476 704 bytes) per nonce
+//!   ([`ErrorKind::MessageTooLong`]); associated data at most 2^61 - 1 bytes
+//!   ([`ErrorKind::AadTooLong`]). Checked before anything is written.
+//! - **Tags** are 16 bytes by default. [`AesGcm::with_tag_len`] selects 12..=15, 8 or 4
+//!   (SP 800-38D allows 8 and 4 only for special uses; read its Appendix C first). A key
+//!   opens only tags of its own length, so an attacker cannot pick a shorter one.
+//! - **Decryption policy**: [`AesGcm::open_in_place_detached`] decrypts and hashes in one pass,
+//!   then checks the tag in constant time; on failure it **zeroes the buffer** (it does not
+//!   restore the ciphertext) and returns [`ErrorKind::AuthenticationFailed`]. The streaming
+//!   [`GcmDecryptor`] cannot do that: it releases plaintext from `update` before the tag is
+//!   checked in `finish`. Do not act on that plaintext before `finish` returns `Ok`.
+
+use core::borrow::Borrow;
+use core::fmt;
+
+use zeroize::Zeroize;
+
+use crate::backend::{self, GhashKey};
+use crate::{Aes, Backend, Error, ErrorKind};
+
+/// Largest message under one nonce, in bytes: (2^32 - 2) blocks.
+pub const MAX_MESSAGE_LEN: u64 = ((1u64 << 32) - 2) * 16;
+/// Largest associated data, in bytes: 2^61 - 1 (2^64 - 1 bits, rounded down to bytes).
+pub const MAX_AAD_LEN: u64 = (1u64 << 61) - 1;
+/// Largest nonce, in bytes (its bit length must fit the 64-bit length field).
+const MAX_NONCE_LEN: u64 = (1u64 << 61) - 1;
+
+/// A GCM authentication tag (16 bytes, or the key's shorter tag length). Not secret.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Tag {
+    bytes: [u8; 16],
+    len: u8,
+}
+
+impl Tag {
+    /// The tag bytes (`len()` of them).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
+    /// The tag length in bytes.
+    #[allow(clippy::len_without_is_empty)]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+}
+
+impl AsRef<[u8]> for Tag {
+    fn as_ref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl fmt::Debug for Tag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Tag(")?;
+        for b in self.as_bytes() {
+            write!(f, "{b:02x}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// An AES-GCM key: the AES schedule and the GHASH key powers (H^1..H^n in the layout of the
+/// backend's GHASH kernel), both computed once and zeroized on drop.
+///
+/// Immutable and `Sync`: one key may seal and open on many threads at once.
+pub struct AesGcm {
+    aes: Aes,
+    ghash: GhashKey,
+    tag_len: u8,
+}
+
+impl fmt::Debug for AesGcm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AesGcm")
+            .field("backend", &self.aes.backend())
+            .field("key_bits", &self.aes.key_bits())
+            .field("tag_len", &self.tag_len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl From<Aes> for AesGcm {
+    fn from(aes: Aes) -> AesGcm {
+        AesGcm::from_aes(aes)
+    }
+}
+
+/// Whether `n` is a tag length SP 800-38D allows.
+fn valid_tag_len(n: usize) -> bool {
+    matches!(n, 4 | 8 | 12..=16)
+}
+
+/// `ctr` with its last 32 bits (big-endian) increased by `n` mod 2^32.
+#[inline]
+fn inc32(ctr: &[u8; 16], n: u32) -> [u8; 16] {
+    let mut c = *ctr;
+    let v = u32::from_be_bytes(c[12..].try_into().unwrap()).wrapping_add(n);
+    c[12..].copy_from_slice(&v.to_be_bytes());
+    c
+}
+
+/// GHASH's final block: the AAD and message lengths in bits, big-endian.
+fn lengths_block(aad_len: u64, msg_len: u64) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&(aad_len * 8).to_be_bytes());
+    b[8..].copy_from_slice(&(msg_len * 8).to_be_bytes());
+    b
+}
+
+/// 1 if the first `got.len()` bytes of `expected` equal `got`, else 0, without a branch or
+/// an early exit on the bytes (the length is public).
+#[inline(never)]
+fn tag_matches(expected: &[u8; 16], got: &[u8]) -> u8 {
+    let mut d = 0u8;
+    for (a, b) in expected.iter().zip(got) {
+        d |= a ^ b;
+    }
+    let d = core::hint::black_box(d) as u32;
+    // d - 1 borrows (sets bit 31) exactly when d == 0.
+    (d.wrapping_sub(1) >> 31) as u8
+}
+
+impl AesGcm {
+    /// A GCM key from a 16-, 24- or 32-byte AES key, on the fastest backend of this CPU.
+    pub fn new(key: &[u8]) -> Result<AesGcm, Error> {
+        Ok(AesGcm::from_aes(Aes::new(key)?))
+    }
+
+    /// A GCM key on a chosen backend ([`ErrorKind::BackendUnavailable`] if this CPU cannot
+    /// run it).
+    pub fn with_backend(key: &[u8], backend: Backend) -> Result<AesGcm, Error> {
+        Ok(AesGcm::from_aes(Aes::with_backend(key, backend)?))
+    }
+
+    /// A GCM key from an expanded AES key (computes H and its powers).
+    pub fn from_aes(aes: Aes) -> AesGcm {
+        let (b, keys) = aes.kernels();
+        let ghash = GhashKey::new(b, keys);
+        AesGcm {
+            aes,
+            ghash,
+            tag_len: 16,
+        }
+    }
+
+    /// The same key with another tag length: 16 (the default), 15, 14, 13, 12, 8 or 4 bytes;
+    /// [`ErrorKind::InvalidTagLength`] otherwise. Seal then returns, and open then accepts
+    /// only, tags of this length.
+    pub fn with_tag_len(mut self, len: usize) -> Result<AesGcm, Error> {
+        if !valid_tag_len(len) {
+            return Err(Error::new(ErrorKind::InvalidTagLength));
+        }
+        self.tag_len = len as u8;
+        Ok(self)
+    }
+
+    /// The tag length in bytes.
+    pub fn tag_len(&self) -> usize {
+        self.tag_len as usize
+    }
+
+    /// The backend the AES schedule runs on.
+    pub fn backend(&self) -> Backend {
+        self.aes.backend()
+    }
+
+    /// 128, 192 or 256.
+    pub fn key_bits(&self) -> u32 {
+        self.aes.key_bits()
+    }
+
+    /// The AES key underneath.
+    pub fn cipher(&self) -> &Aes {
+        &self.aes
+    }
+
+    /// The GHASH kernel in use: "clmul" (PCLMULQDQ) or "soft" (constant-time integer).
+    pub fn ghash_kernel(&self) -> &'static str {
+        self.ghash.kind()
+    }
+
+    // ---- internals shared by one-shot and streaming code ----
+
+    fn ghash_whole(&self, acc: &mut u128, data: &[u8]) {
+        backend::ghash(&self.ghash, acc, data)
+    }
+
+    /// Hashes `data` zero-padded to whole blocks.
+    fn ghash_padded(&self, acc: &mut u128, data: &[u8]) {
+        let whole = data.len() / 16 * 16;
+        if whole > 0 {
+            self.ghash_whole(acc, &data[..whole]);
+        }
+        if whole < data.len() {
+            let mut b = [0u8; 16];
+            b[..data.len() - whole].copy_from_slice(&data[whole..]);
+            self.ghash_whole(acc, &b);
+            b.zeroize();
+        }
+    }
+
+    /// The pre-counter block J0.
+    fn j0(&self, nonce: &[u8]) -> Result<[u8; 16], Error> {
+        if nonce.is_empty() || nonce.len() as u64 > MAX_NONCE_LEN {
+            return Err(Error::new(ErrorKind::InvalidNonceLength));
+        }
+        if let Ok(n) = <&[u8; 12]>::try_from(nonce) {
+            let mut j = [0u8; 16];
+            j[..12].copy_from_slice(n);
+            j[15] = 1;
+            return Ok(j);
+        }
+        let mut acc = 0u128;
+        self.ghash_padded(&mut acc, nonce);
+        self.ghash_whole(&mut acc, &lengths_block(0, nonce.len() as u64));
+        Ok(acc.to_be_bytes())
+    }
+
+    fn xor_keystream(&self, ctr: &[u8; 16], blocks: &mut [u8]) {
+        let (b, keys) = self.aes.kernels();
+        backend::ctr32_xor(b, keys, ctr, blocks)
+    }
+
+    /// The full 16-byte tag E(J0) ^ S after the lengths block.
+    fn tag16(&self, j0: &[u8; 16], acc: &mut u128, aad_len: u64, msg_len: u64) -> [u8; 16] {
+        self.ghash_whole(acc, &lengths_block(aad_len, msg_len));
+        let mut t = *j0;
+        self.aes.encrypt_block(&mut t);
+        let s = acc.to_be_bytes();
+        for (x, y) in t.iter_mut().zip(s) {
+            *x ^= y;
+        }
+        acc.zeroize();
+        t
+    }
+
+    fn tag(&self, t: [u8; 16]) -> Tag {
+        Tag {
+            bytes: t,
+            len: self.tag_len,
+        }
+    }
+
+    /// The short-message path: message and AAD copied into zero-padded stack blocks, one
+    /// kernel call for keystream, GHASH and tag.
+    fn crypt_small(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8], seal: bool) -> [u8; 16] {
+        let (b, keys) = self.aes.kernels();
+        let mut a = [0u8; backend::SMALL_AAD];
+        a[..aad.len()].copy_from_slice(aad);
+        let mut m = [0u8; backend::SMALL_MSG];
+        m[..buf.len()].copy_from_slice(buf);
+        let (na, nm) = (aad.len().div_ceil(16) * 16, buf.len().div_ceil(16) * 16);
+        let lengths = lengths_block(aad.len() as u64, buf.len() as u64);
+        let t = backend::gcm_small(
+            b,
+            keys,
+            &self.ghash,
+            j0,
+            &a[..na],
+            &mut m[..nm],
+            buf.len(),
+            &lengths,
+            seal,
+        );
+        buf.copy_from_slice(&m[..buf.len()]);
+        m.zeroize();
+        t
+    }
+
+    /// CTR32 + GHASH over `buf` (any length), sealing or opening; returns the full tag.
+    fn crypt(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8], seal: bool) -> [u8; 16] {
+        if buf.len() <= backend::SMALL_MSG && aad.len() <= backend::SMALL_AAD {
+            return self.crypt_small(j0, aad, buf, seal);
+        }
+        let (b, keys) = self.aes.kernels();
+        let mut acc = 0u128;
+        self.ghash_padded(&mut acc, aad);
+        let ctr = inc32(j0, 1);
+        let whole = buf.len() / 16 * 16;
+        let (body, tail) = buf.split_at_mut(whole);
+        if !body.is_empty() {
+            if seal {
+                backend::gcm_seal(b, keys, &self.ghash, &ctr, &mut acc, body);
+            } else {
+                backend::gcm_open(b, keys, &self.ghash, &ctr, &mut acc, body);
+            }
+        }
+        if !tail.is_empty() {
+            let t = tail.len();
+            let mut blk = [0u8; 16];
+            blk[..t].copy_from_slice(tail);
+            if !seal {
+                self.ghash_whole(&mut acc, &blk);
+            }
+            self.xor_keystream(&inc32(&ctr, (whole / 16) as u32), &mut blk);
+            tail.copy_from_slice(&blk[..t]);
+            if seal {
+                blk[t..].fill(0);
+                self.ghash_whole(&mut acc, &blk);
+            }
+            blk.zeroize();
+        }
+        self.tag16(j0, &mut acc, aad.len() as u64, buf.len() as u64)
+    }
+
+    fn check_lengths(aad: usize, msg: usize) -> Result<(), Error> {
+        if aad as u64 > MAX_AAD_LEN {
+            return Err(Error::new(ErrorKind::AadTooLong));
+        }
+        if msg as u64 > MAX_MESSAGE_LEN {
+            return Err(Error::new(ErrorKind::MessageTooLong));
+        }
+        Ok(())
+    }
+
+    // ---- one-shot API ----
+
+    /// Encrypts `buf` in place and returns the tag (of [`AesGcm::tag_len`] bytes).
+    ///
+    /// Errors (nothing written): empty nonce, message or AAD over the limits.
+    pub fn seal_in_place_detached(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: &mut [u8],
+    ) -> Result<Tag, Error> {
+        AesGcm::check_lengths(aad.len(), buf.len())?;
+        let j0 = self.j0(nonce)?;
+        let t = self.crypt(&j0, aad, buf, true);
+        Ok(self.tag(t))
+    }
+
+    /// Decrypts `buf` in place if `tag` authenticates nonce, `aad` and the ciphertext.
+    ///
+    /// On [`ErrorKind::AuthenticationFailed`] the buffer is zeroed: no unauthenticated
+    /// plaintext is released. `tag` must be exactly [`AesGcm::tag_len`] bytes
+    /// ([`ErrorKind::InvalidTagLength`], buffer untouched).
+    pub fn open_in_place_detached(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8],
+    ) -> Result<(), Error> {
+        // The one branch on the tag check: its result is public (the caller learns it).
+        if self.open_in_place_detached_ct(nonce, aad, buf, tag)? == 1 {
+            Ok(())
+        } else {
+            buf.fill(0);
+            Err(Error::new(ErrorKind::AuthenticationFailed))
+        }
+    }
+
+    /// The branch-free core of [`AesGcm::open_in_place_detached`]: decrypts `buf` in place
+    /// and returns 1 if the tag is valid, 0 if not, computed without branching on secret data.
+    /// On 0 `buf` holds unauthenticated plaintext, which the caller must discard. For
+    /// constant-time checkers ([`crate::hazmat::gcm_open_ct`]).
+    pub(crate) fn open_in_place_detached_ct(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8],
+    ) -> Result<u8, Error> {
+        if tag.len() != self.tag_len as usize {
+            return Err(Error::new(ErrorKind::InvalidTagLength));
+        }
+        AesGcm::check_lengths(aad.len(), buf.len())?;
+        let j0 = self.j0(nonce)?;
+        let mut t = self.crypt(&j0, aad, buf, false);
+        let ok = tag_matches(&t, tag);
+        t.zeroize();
+        Ok(ok)
+    }
+
+    /// Encrypts `plaintext` into a new vector: ciphertext followed by the tag.
+    #[cfg(feature = "alloc")]
+    pub fn seal(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        plaintext: &[u8],
+    ) -> Result<alloc::vec::Vec<u8>, Error> {
+        let mut v = alloc::vec::Vec::with_capacity(plaintext.len() + self.tag_len());
+        v.extend_from_slice(plaintext);
+        self.seal_in_place_append_tag(nonce, aad, &mut v)?;
+        Ok(v)
+    }
+
+    /// Decrypts `ciphertext || tag` into a new vector; no vector on failure.
+    #[cfg(feature = "alloc")]
+    pub fn open(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        ciphertext_and_tag: &[u8],
+    ) -> Result<alloc::vec::Vec<u8>, Error> {
+        let mut v = ciphertext_and_tag.to_vec();
+        self.open_in_place(nonce, aad, &mut v)?;
+        Ok(v)
+    }
+
+    /// Encrypts `buf` in place and appends the tag.
+    #[cfg(feature = "alloc")]
+    pub fn seal_in_place_append_tag(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: &mut alloc::vec::Vec<u8>,
+    ) -> Result<(), Error> {
+        let tag = self.seal_in_place_detached(nonce, aad, buf)?;
+        buf.extend_from_slice(tag.as_bytes());
+        Ok(())
+    }
+
+    /// Decrypts `ciphertext || tag` in place and removes the tag. On failure the vector is
+    /// zeroed and emptied. [`ErrorKind::AuthenticationFailed`] also covers input shorter than
+    /// a tag.
+    #[cfg(feature = "alloc")]
+    pub fn open_in_place(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: &mut alloc::vec::Vec<u8>,
+    ) -> Result<(), Error> {
+        let t = self.tag_len();
+        if buf.len() < t {
+            return Err(Error::new(ErrorKind::AuthenticationFailed));
+        }
+        let n = buf.len() - t;
+        let (ct, tag) = buf.split_at_mut(n);
+        match self.open_in_place_detached(nonce, aad, ct, tag) {
+            Ok(()) => {
+                buf.truncate(n);
+                Ok(())
+            }
+            Err(e) => {
+                buf.fill(0);
+                buf.clear();
+                Err(e)
+            }
+        }
+    }
+
+    /// A streaming encryptor for one message under `nonce`.
+    pub fn encryptor(&self, nonce: &[u8]) -> Result<GcmEncryptor<&AesGcm>, Error> {
+        GcmEncryptor::new(self, nonce)
+    }
+
+    /// A streaming decryptor for one message under `nonce` (read its documentation: it
+    /// releases plaintext before the tag is checked).
+    pub fn decryptor(&self, nonce: &[u8]) -> Result<GcmDecryptor<&AesGcm>, Error> {
+        GcmDecryptor::new(self, nonce)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streaming.
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Aad,
+    Data,
+}
+
+/// The state of one streamed message, shared by the encryptor and the decryptor.
+struct Stream {
+    j0: [u8; 16],
+    /// Counter block of the next block not yet started.
+    ctr: [u8; 16],
+    acc: u128,
+    aad_len: u64,
+    msg_len: u64,
+    /// AAD phase: the partial AAD block. Data phase: the ciphertext bytes of the partial block.
+    part: [u8; 16],
+    /// Keystream of the partial message block.
+    ks: [u8; 16],
+    phase: Phase,
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        self.j0.zeroize();
+        self.ctr.zeroize();
+        self.acc.zeroize();
+        self.part.zeroize();
+        self.ks.zeroize();
+    }
+}
+
+impl Stream {
+    fn new(gcm: &AesGcm, nonce: &[u8]) -> Result<Stream, Error> {
+        let j0 = gcm.j0(nonce)?;
+        Ok(Stream {
+            ctr: inc32(&j0, 1),
+            j0,
+            acc: 0,
+            aad_len: 0,
+            msg_len: 0,
+            part: [0; 16],
+            ks: [0; 16],
+            phase: Phase::Aad,
+        })
+    }
+
+    fn aad(&mut self, gcm: &AesGcm, mut aad: &[u8]) -> Result<(), Error> {
+        if self.phase != Phase::Aad {
+            return Err(Error::new(ErrorKind::AadAfterData));
+        }
+        let total = self
+            .aad_len
+            .checked_add(aad.len() as u64)
+            .filter(|&t| t <= MAX_AAD_LEN)
+            .ok_or(Error::new(ErrorKind::AadTooLong))?;
+        let off = (self.aad_len % 16) as usize;
+        self.aad_len = total;
+        if off != 0 {
+            let n = (16 - off).min(aad.len());
+            self.part[off..off + n].copy_from_slice(&aad[..n]);
+            aad = &aad[n..];
+            if off + n < 16 {
+                return Ok(());
+            }
+            gcm.ghash_whole(&mut self.acc, &self.part);
+        }
+        let whole = aad.len() / 16 * 16;
+        if whole > 0 {
+            gcm.ghash_whole(&mut self.acc, &aad[..whole]);
+        }
+        let rest = &aad[whole..];
+        self.part[..rest.len()].copy_from_slice(rest);
+        Ok(())
+    }
+
+    /// Ends the AAD phase: hashes a partial AAD block.
+    fn start_data(&mut self, gcm: &AesGcm) {
+        if self.phase == Phase::Aad {
+            let off = (self.aad_len % 16) as usize;
+            if off != 0 {
+                self.part[off..].fill(0);
+                gcm.ghash_whole(&mut self.acc, &self.part);
+            }
+            self.part = [0; 16];
+            self.phase = Phase::Data;
+        }
+    }
+
+    fn update(&mut self, gcm: &AesGcm, mut buf: &mut [u8], seal: bool) -> Result<(), Error> {
+        let total = self
+            .msg_len
+            .checked_add(buf.len() as u64)
+            .filter(|&t| t <= MAX_MESSAGE_LEN)
+            .ok_or(Error::new(ErrorKind::MessageTooLong))?;
+        if buf.is_empty() {
+            // Nothing happened: associated data may still follow.
+            return Ok(());
+        }
+        self.start_data(gcm);
+        let off = (self.msg_len % 16) as usize;
+        self.msg_len = total;
+        if off != 0 {
+            let n = (16 - off).min(buf.len());
+            let (head, rest) = buf.split_at_mut(n);
+            for (i, d) in head.iter_mut().enumerate() {
+                let c = if seal { *d ^ self.ks[off + i] } else { *d };
+                *d ^= self.ks[off + i];
+                self.part[off + i] = c;
+            }
+            buf = rest;
+            if off + n < 16 {
+                return Ok(());
+            }
+            gcm.ghash_whole(&mut self.acc, &self.part);
+        }
+        let whole = buf.len() / 16 * 16;
+        let (body, tail) = buf.split_at_mut(whole);
+        if !body.is_empty() {
+            let (b, keys) = gcm.aes.kernels();
+            if seal {
+                backend::gcm_seal(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, body);
+            } else {
+                backend::gcm_open(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, body);
+            }
+            self.ctr = inc32(&self.ctr, (whole / 16) as u32);
+        }
+        if !tail.is_empty() {
+            self.ks = [0; 16];
+            gcm.xor_keystream(&self.ctr, &mut self.ks);
+            self.ctr = inc32(&self.ctr, 1);
+            for (i, d) in tail.iter_mut().enumerate() {
+                let c = if seal { *d ^ self.ks[i] } else { *d };
+                *d ^= self.ks[i];
+                self.part[i] = c;
+            }
+        }
+        Ok(())
+    }
+
+    /// The full 16-byte tag over everything streamed.
+    fn finish(&mut self, gcm: &AesGcm) -> [u8; 16] {
+        self.start_data(gcm);
+        let off = (self.msg_len % 16) as usize;
+        if off != 0 {
+            self.part[off..].fill(0);
+            gcm.ghash_whole(&mut self.acc, &self.part);
+        }
+        gcm.tag16(&self.j0, &mut self.acc, self.aad_len, self.msg_len)
+    }
+}
+
+/// Streaming GCM encryption of one message: [`aad`](GcmEncryptor::aad) (any number of calls,
+/// all before the data), then [`update`](GcmEncryptor::update) with the message in any
+/// chunking, then [`finish`](GcmEncryptor::finish) for the tag. The result equals one-shot
+/// sealing of the concatenated pieces.
+///
+/// `K` is `&AesGcm` (from [`AesGcm::encryptor`]) or any owner such as `Arc<AesGcm>`.
+pub struct GcmEncryptor<K: Borrow<AesGcm>> {
+    key: K,
+    st: Stream,
+}
+
+impl<K: Borrow<AesGcm>> fmt::Debug for GcmEncryptor<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GcmEncryptor")
+            .field("aad_len", &self.st.aad_len)
+            .field("msg_len", &self.st.msg_len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Borrow<AesGcm>> GcmEncryptor<K> {
+    /// Starts a message under `nonce` (1 byte or more; 12 is the fast path).
+    pub fn new(key: K, nonce: &[u8]) -> Result<Self, Error> {
+        let st = Stream::new(key.borrow(), nonce)?;
+        Ok(GcmEncryptor { key, st })
+    }
+
+    /// Adds associated data (authenticated, not encrypted). Only before the first `update`
+    /// with data ([`ErrorKind::AadAfterData`]; an empty `update` does not count).
+    pub fn aad(&mut self, aad: &[u8]) -> Result<(), Error> {
+        self.st.aad(self.key.borrow(), aad)
+    }
+
+    /// Encrypts the next piece of the message in place. [`ErrorKind::MessageTooLong`] (and
+    /// nothing changed) past 2^32 - 2 blocks.
+    pub fn update(&mut self, buf: &mut [u8]) -> Result<(), Error> {
+        self.st.update(self.key.borrow(), buf, true)
+    }
+
+    /// Encrypts `input` into `output[..input.len()]`.
+    pub fn update_b2b(&mut self, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
+        crate::copy_in(input, output)?;
+        self.update(&mut output[..input.len()])
+    }
+
+    /// Bytes of associated data and of message so far.
+    pub fn lengths(&self) -> (u64, u64) {
+        (self.st.aad_len, self.st.msg_len)
+    }
+
+    /// The key this stream runs on.
+    pub fn key(&self) -> &AesGcm {
+        self.key.borrow()
+    }
+
+    /// Ends the message and returns its tag.
+    pub fn finish(mut self) -> Tag {
+        let gcm = self.key.borrow();
+        let t = self.st.finish(gcm);
+        gcm.tag(t)
+    }
+}
+
+/// Streaming GCM decryption of one message: [`aad`](GcmDecryptor::aad), then
+/// [`update`](GcmDecryptor::update) in any chunking, then [`finish`](GcmDecryptor::finish)
+/// with the received tag.
+///
+/// **`update` releases plaintext before the tag has been checked.** The plaintext is not
+/// authentic until `finish` returns `Ok(())`: buffer it, or be ready to discard everything it
+/// produced. Use [`AesGcm::open_in_place_detached`] when the message fits in memory; it
+/// releases nothing on failure.
+pub struct GcmDecryptor<K: Borrow<AesGcm>> {
+    key: K,
+    st: Stream,
+}
+
+impl<K: Borrow<AesGcm>> fmt::Debug for GcmDecryptor<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GcmDecryptor")
+            .field("aad_len", &self.st.aad_len)
+            .field("msg_len", &self.st.msg_len)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Borrow<AesGcm>> GcmDecryptor<K> {
+    /// Starts a message under `nonce`.
+    pub fn new(key: K, nonce: &[u8]) -> Result<Self, Error> {
+        let st = Stream::new(key.borrow(), nonce)?;
+        Ok(GcmDecryptor { key, st })
+    }
+
+    /// Adds associated data. Only before the first `update`.
+    pub fn aad(&mut self, aad: &[u8]) -> Result<(), Error> {
+        self.st.aad(self.key.borrow(), aad)
+    }
+
+    /// Decrypts the next piece in place. The result is **unauthenticated** until `finish`.
+    pub fn update(&mut self, buf: &mut [u8]) -> Result<(), Error> {
+        self.st.update(self.key.borrow(), buf, false)
+    }
+
+    /// Decrypts `input` into `output[..input.len()]` (unauthenticated until `finish`).
+    pub fn update_b2b(&mut self, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
+        crate::copy_in(input, output)?;
+        self.update(&mut output[..input.len()])
+    }
+
+    /// Bytes of associated data and of message so far.
+    pub fn lengths(&self) -> (u64, u64) {
+        (self.st.aad_len, self.st.msg_len)
+    }
+
+    /// The key this stream runs on.
+    pub fn key(&self) -> &AesGcm {
+        self.key.borrow()
+    }
+
+    /// Checks `tag` (exactly the key's tag length) in constant time:
+    /// [`ErrorKind::AuthenticationFailed`] if it does not match, in which case everything
+    /// `update` produced must be discarded.
+    pub fn finish(self, tag: &[u8]) -> Result<(), Error> {
+        // The one branch on the tag check: its result is public.
+        if self.finish_ct(tag)? == 1 {
+            Ok(())
+        } else {
+            Err(Error::new(ErrorKind::AuthenticationFailed))
+        }
+    }
+
+    /// Branch-free core of [`GcmDecryptor::finish`]: 1 if the tag is valid, else 0.
+    pub(crate) fn finish_ct(mut self, tag: &[u8]) -> Result<u8, Error> {
+        let gcm = self.key.borrow();
+        if tag.len() != gcm.tag_len as usize {
+            return Err(Error::new(ErrorKind::InvalidTagLength));
+        }
+        let mut t = self.st.finish(gcm);
+        let ok = tag_matches(&t, tag);
+        t.zeroize();
+        Ok(ok)
+    }
+}
+
+#[cfg(test)]
+mod tests;
