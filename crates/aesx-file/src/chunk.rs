@@ -5,7 +5,7 @@
 //! chunks of a batch are independent: they are split into contiguous groups, one per thread,
 //! and the output is the same for every thread count.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use aesx::{AesGcm, GcmDecryptor, GcmEncryptor};
 use zeroize::Zeroize;
@@ -26,7 +26,8 @@ pub(crate) struct ChunkCipher {
     prefix: [u8; 4],
     chunk: usize,
     threads: usize,
-    pool: Option<Arc<rayon_core::ThreadPool>>,
+    /// Started on the first batch with more than one chunk (a small file needs none).
+    pool: OnceLock<Option<Arc<rayon_core::ThreadPool>>>,
 }
 
 /// A chunk to open: its index, its ciphertext (decrypted in place) and its tag.
@@ -46,24 +47,32 @@ impl Drop for ChunkCipher {
 
 impl ChunkCipher {
     pub(crate) fn new(keys: FileKeys, chunk: usize, threads: usize) -> ChunkCipher {
-        let threads = threads.max(1);
-        let pool = (threads > 1)
-            .then(|| {
-                rayon_core::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .thread_name(|i| format!("aesx-file-{i}"))
-                    .build()
-                    .ok()
-                    .map(Arc::new)
-            })
-            .flatten();
         ChunkCipher {
             gcm: keys.gcm,
             prefix: keys.prefix,
             chunk,
-            threads: if pool.is_some() { threads } else { 1 },
-            pool,
+            threads: threads.max(1),
+            pool: OnceLock::new(),
         }
+    }
+
+    /// The worker pool (`None` with one thread, or if threads cannot be started: then the
+    /// calling thread does the work).
+    fn pool(&self) -> Option<&rayon_core::ThreadPool> {
+        self.pool
+            .get_or_init(|| {
+                (self.threads > 1)
+                    .then(|| {
+                        rayon_core::ThreadPoolBuilder::new()
+                            .num_threads(self.threads)
+                            .thread_name(|i| format!("aesx-file-{i}"))
+                            .build()
+                            .ok()
+                            .map(Arc::new)
+                    })
+                    .flatten()
+            })
+            .as_deref()
     }
 
     pub(crate) fn chunk(&self) -> usize {
@@ -86,8 +95,8 @@ impl ChunkCipher {
 
     /// Runs `f` on every item, split into contiguous groups over the threads.
     fn run<T: Send>(&self, items: &mut [T], f: impl Fn(&mut T) + Sync) {
-        match &self.pool {
-            Some(pool) if items.len() > 1 => {
+        match self.pool().filter(|_| items.len() > 1) {
+            Some(pool) => {
                 let per = items.len().div_ceil(self.threads);
                 let f = &f;
                 pool.scope(|s| {

@@ -42,6 +42,9 @@ pub struct Decryptor<R: Read> {
     header: Header,
     cipher: ChunkCipher,
     buf: Zeroizing<Vec<u8>>,
+    /// Records the buffer holds: 1 at first, doubled after every full batch up to a whole
+    /// batch, so a small file costs a small buffer.
+    records: usize,
     carry: Option<u8>,
     plain: Vec<Range<usize>>,
     at: usize,
@@ -69,12 +72,12 @@ impl<R: Read> Decryptor<R> {
     ) -> io::Result<Decryptor<R>> {
         let keys = header.unlock(secret, opts.backend)?;
         let cipher = ChunkCipher::new(keys, header.chunk_size(), opts.threads);
-        let cap = cipher.batch_chunks() * (cipher.chunk() + TAG_LEN);
         Ok(Decryptor {
             inner,
             header,
             cipher,
-            buf: Zeroizing::new(vec![0u8; cap + 1]),
+            buf: Zeroizing::new(Vec::new()),
+            records: 0,
             carry: None,
             plain: Vec::new(),
             at: 0,
@@ -91,6 +94,15 @@ impl<R: Read> Decryptor<R> {
 
     /// Reads and opens the next batch.
     fn load(&mut self) -> io::Result<()> {
+        let max = self.cipher.batch_chunks();
+        if self.records < max {
+            self.records = (self.records * 2).clamp(1, max);
+            // A new wiped-on-drop buffer; the old one (wiped) goes.
+            self.buf = Zeroizing::new(vec![
+                0u8;
+                self.records * (self.cipher.chunk() + TAG_LEN) + 1
+            ]);
+        }
         let (len, more) = read_batch(&mut self.inner, &mut self.buf, &mut self.carry)?;
         let (opened, err) = open_records(&self.cipher, &mut self.buf, len, more, self.next);
         self.next += opened.chunks;
