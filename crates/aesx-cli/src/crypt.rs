@@ -22,8 +22,13 @@ const CHUNK: usize = 1 << 20;
 /// Inputs at least this large get a progress bar (when stderr is a terminal).
 const PROGRESS_MIN: u64 = 64 << 20;
 
-pub const AFTER_HELP: &str = "\
-Compatibility: the output is byte-identical to
+/// The long help of `encrypt` and `decrypt`: the aesx format first, then the compatible modes.
+pub fn after_help() -> String {
+    format!("{}\n\n{AFTER_HELP}", crate::fileformat::HELP)
+}
+
+const AFTER_HELP: &str = "\
+Compatibility (--mode/--iv-hex): the output is byte-identical to
   openssl enc -aes-<bits>-<mode> [-d] -K <key hex> -iv <iv hex> [-nopad]
 (the AES size follows from the key length), so files move between the two tools.
 
@@ -61,18 +66,23 @@ pub enum Padding {
 }
 
 #[derive(Args, Debug)]
-#[command(group(clap::ArgGroup::new("key").required(true).args(["key_hex", "key_file"])))]
+#[command(group(clap::ArgGroup::new("key").multiple(false).args(["key_hex", "key_file", "passphrase", "passphrase_file"])))]
 pub struct CryptArgs {
-    /// Block cipher mode.
-    #[arg(long, value_enum, default_value = "ctr")]
-    mode: Mode,
-    /// The key as 32, 48 or 64 hex digits (AES-128/192/256).
+    #[command(flatten)]
+    format: crate::fileformat::FormatArgs,
+    /// openssl-enc-compatible block cipher mode (no integrity) instead of the aesx format
+    /// [default with --iv-hex: ctr].
+    #[arg(long, value_enum)]
+    mode: Option<Mode>,
+    /// The key as 32, 48 or 64 hex digits (AES-128/192/256); --mode/--iv-hex only.
     #[arg(long, value_name = "HEX")]
     key_hex: Option<String>,
-    /// A file holding the key: raw 16/24/32 bytes, or 32/48/64 hex digits.
+    /// A file holding the key: for the aesx format 32 raw bytes (`aesx keygen`) or 64 hex
+    /// digits; for --mode/--iv-hex raw 16/24/32 bytes or 32/48/64 hex digits.
     #[arg(long, value_name = "PATH")]
     key_file: Option<std::path::PathBuf>,
-    /// The IV (cbc) or initial counter block (ctr) as 32 hex digits; not used by ecb.
+    /// The IV (cbc) or initial counter block (ctr) as 32 hex digits, for the
+    /// openssl-enc-compatible modes (implies --mode ctr); not used by ecb.
     #[arg(long, value_name = "HEX")]
     iv_hex: Option<String>,
     /// Padding for cbc/ecb [default: pkcs7].
@@ -359,12 +369,66 @@ pub(crate) fn fill(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-pub fn run(mut args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> {
+/// The note that --mode/--iv-hex output has no integrity (stderr, after success, unless -q).
+const LEGACY_NOTE: &str = "aesx: note: --mode/--iv-hex use the openssl-enc-compatible format: no integrity (changes go undetected) and an IV must never be reused with a key; without them aesx writes its authenticated format";
+
+pub fn run(args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> {
     let threads = args.threads.unwrap_or_else(aesx::parallel::default_threads);
     if threads == 0 {
         bail!("--threads must be at least 1");
     }
-    let padding = match (args.mode, args.padding) {
+    let Some(mode) = args.mode.or(args.iv_hex.as_ref().map(|_| Mode::Ctr)) else {
+        // Neither --mode nor --iv-hex: the authenticated aesx format.
+        if args.key_hex.is_some() {
+            bail!(
+                "--key-hex is only for the openssl-compatible modes (--mode/--iv-hex); the aesx format takes --key-file (see `aesx keygen`), --passphrase or --passphrase-file"
+            );
+        }
+        if args.padding.is_some() {
+            bail!("--padding is only for --mode cbc/ecb; the aesx format needs none");
+        }
+        let job = crate::fileformat::Job {
+            format: &args.format,
+            key_file: args.key_file.as_deref(),
+            threads,
+            quiet: args.quiet,
+            force: args.force,
+            src: &args.src,
+            dst: &args.dst,
+            backend,
+        };
+        return match dir {
+            Direction::Encrypt => crate::fileformat::encrypt(&job),
+            Direction::Decrypt => crate::fileformat::decrypt(&job),
+        };
+    };
+    let f = &args.format;
+    if f.passphrase || f.passphrase_file.is_some() {
+        bail!(
+            "passphrases are for the aesx format; drop --mode/--iv-hex (the openssl-compatible modes take --key-hex or --key-file)"
+        );
+    }
+    if f.aead.is_some() || f.kdf_memory.is_some() || f.kdf_passes.is_some() || f.kdf_lanes.is_some()
+    {
+        bail!("--aead and --kdf-* are for the aesx format; drop --mode/--iv-hex to use it");
+    }
+    let quiet = args.quiet;
+    legacy(args, mode, dir, backend, threads)?;
+    if !quiet {
+        eprintln!("{LEGACY_NOTE}");
+    }
+    Ok(())
+}
+
+/// The openssl-enc-compatible modes (--mode/--iv-hex), unchanged.
+fn legacy(
+    mut args: CryptArgs,
+    mode: Mode,
+    dir: Direction,
+    backend: Backend,
+    threads: usize,
+) -> Result<()> {
+    let padding = match (mode, args.padding) {
         (Mode::Ctr, Some(Padding::Pkcs7)) => {
             bail!("ctr is a stream mode and is never padded; drop --padding pkcs7")
         }
@@ -372,7 +436,7 @@ pub fn run(mut args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> 
         (_, Some(p)) => p,
         (_, None) => Padding::Pkcs7,
     };
-    let iv = load_iv(args.mode, args.iv_hex.as_deref())?;
+    let iv = load_iv(mode, args.iv_hex.as_deref())?;
     let aes = {
         let key = load_key(&mut args)?;
         Aes::with_backend(&key, backend).map_err(|e| anyhow!("{e}"))?
@@ -405,7 +469,7 @@ pub fn run(mut args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> 
 
     let mut output = Output::create(&args.dst, src_path, args.force)?;
 
-    let mut engine = match (args.mode, dir) {
+    let mut engine = match (mode, dir) {
         (Mode::Ctr, _) => Engine::Ctr(Ctr::new(&aes, iv.as_ref().expect("ctr has an IV"))),
         (Mode::Ecb, Direction::Encrypt) => Engine::EcbEnc(&aes, padding),
         (Mode::Cbc, Direction::Encrypt) => Engine::CbcEnc(
@@ -436,7 +500,7 @@ pub fn run(mut args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> 
         _ => None,
     };
 
-    let result = match (args.mode, iv) {
+    let result = match (mode, iv) {
         (Mode::Ctr, Some(iv)) if threads > 1 => {
             let what = output.describe();
             let note = output.untouched_note();

@@ -1,10 +1,12 @@
-//! `aesx`: encrypt and decrypt files with AES-CTR/CBC/ECB (byte-compatible with `openssl enc`),
+//! `aesx`: encrypt and decrypt files in the authenticated aesx format (AES-GCM, `aesx-file`)
+//! or with AES-CTR/CBC/ECB byte-compatibly with `openssl enc`,
 //! report what the CPU offers, and benchmark every backend against OpenSSL and RustCrypto.
 #![forbid(unsafe_code)]
 
 mod bench;
 mod cpuinfo;
 mod crypt;
+mod fileformat;
 mod hash;
 mod output;
 mod pipeline;
@@ -32,12 +34,19 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Encrypt SRC into DST (`-` = stdin/stdout).
-    #[command(after_long_help = crypt::AFTER_HELP)]
+    /// Encrypt SRC into DST (`-` = stdin/stdout): the authenticated aesx format, or with
+    /// --mode/--iv-hex the openssl-enc-compatible modes.
+    #[command(after_long_help = crypt::after_help())]
     Encrypt(crypt::CryptArgs),
-    /// Decrypt SRC into DST (`-` = stdin/stdout).
-    #[command(after_long_help = crypt::AFTER_HELP)]
+    /// Decrypt SRC into DST (`-` = stdin/stdout); an aesx file is recognised by its magic.
+    #[command(after_long_help = crypt::after_help())]
     Decrypt(crypt::CryptArgs),
+    /// Write a new random 32-byte key to FILE (mode 0600; never overwrites) for --key-file.
+    Keygen {
+        /// The key file to create.
+        #[arg(value_name = "FILE")]
+        file: std::path::PathBuf,
+    },
     /// Show the CPU model, the features that matter for AES, and the backends.
     Cpu {
         /// Print one JSON object instead of text.
@@ -108,6 +117,7 @@ fn run(cli: Cli) -> Result<()> {
     // `hash` has its own backends (Fugue), so it does not go through the AES choice.
     let command = match cli.command {
         Command::Hash(a) => return hash::run(a, cli.backend.as_deref()),
+        Command::Keygen { file } => return fileformat::keygen(&file),
         c => c,
     };
     let choice = choose_backend(cli.backend.as_deref())?;
@@ -117,6 +127,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Cpu { json } => cpuinfo::run(json, &choice),
         Command::Bench(a) => bench::run(a, &choice),
         Command::Hash(a) => hash::run(a, cli.backend.as_deref()),
+        Command::Keygen { file } => fileformat::keygen(&file),
     }
 }
 
