@@ -65,13 +65,20 @@ pub(crate) mod ghash_soft;
 pub(crate) mod ghash_soft_bmi2;
 pub(crate) mod soft;
 #[cfg(target_arch = "x86_64")]
+pub(crate) mod vaes;
+#[cfg(target_arch = "x86_64")]
 pub(crate) mod vaes256;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod vaes512;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod vpaes;
 
-use crate::cpu::Backend;
+use core::fmt;
+use core::str::FromStr;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use crate::cpu::CpuFeatures;
+use crate::{Error, ErrorKind};
 
 /// Whether the `vpaes` backend is compiled into this build.
 pub(crate) const VPAES_BUILT: bool = cfg!(target_arch = "x86_64") && vpaes_built();
@@ -83,6 +90,113 @@ const fn vpaes_built() -> bool {
 #[cfg(not(target_arch = "x86_64"))]
 const fn vpaes_built() -> bool {
     false
+}
+
+/// An implementation of the AES kernels. Ordered from slowest to fastest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Backend {
+    /// Portable bitsliced software; constant-time; no `unsafe`. Runs everywhere.
+    Soft,
+    /// SSSE3 vector-permute AES (Hamburg, CHES 2009); constant-time without AES-NI.
+    Vpaes,
+    /// AES-NI (with SSE4.2) on xmm registers, 8 blocks interleaved.
+    Aesni,
+    /// VAES on ymm registers with AVX2.
+    Vaes256,
+    /// VAES on zmm registers with AVX-512F/BW/VL.
+    Vaes512,
+}
+
+impl Backend {
+    /// Every backend aesx knows, slowest first.
+    pub const ALL: [Backend; 5] = [
+        Backend::Soft,
+        Backend::Vpaes,
+        Backend::Aesni,
+        Backend::Vaes256,
+        Backend::Vaes512,
+    ];
+
+    /// The backend's name: the same word in the CLI, the C API and JSON output.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Backend::Soft => "soft",
+            Backend::Vpaes => "vpaes",
+            Backend::Aesni => "aesni",
+            Backend::Vaes256 => "vaes256",
+            Backend::Vaes512 => "vaes512",
+        }
+    }
+
+    /// Whether this CPU (and this build) can run the backend. Decided once, then one load.
+    #[inline]
+    pub fn is_available(self) -> bool {
+        static AVAILABLE: AtomicU32 = AtomicU32::new(0);
+        let mut set = AVAILABLE.load(Ordering::Relaxed);
+        if set == 0 {
+            let f = crate::cpu::features();
+            for b in Backend::ALL {
+                if b.supported_by(&f) {
+                    set |= 1 << b as u32;
+                }
+            }
+            AVAILABLE.store(set, Ordering::Relaxed);
+        }
+        set & (1 << self as u32) != 0
+    }
+
+    fn supported_by(self, f: &CpuFeatures) -> bool {
+        match self {
+            Backend::Soft => true,
+            Backend::Vpaes => VPAES_BUILT && f.ssse3,
+            Backend::Aesni => f.aes && f.sse42,
+            Backend::Vaes256 => f.aes && f.sse42 && f.avx2 && f.vaes,
+            Backend::Vaes512 => {
+                f.aes && f.sse42 && f.avx2 && f.vaes && f.avx512f && f.avx512bw && f.avx512vl
+            }
+        }
+    }
+
+    /// Every backend this CPU can run, slowest first (so `soft` is always first).
+    #[cfg(feature = "alloc")]
+    pub fn available() -> alloc::vec::Vec<Backend> {
+        Backend::ALL
+            .into_iter()
+            .filter(|b| b.is_available())
+            .collect()
+    }
+
+    /// The fastest available backend (what [`crate::Aes::new`] uses). Decided once.
+    pub fn detect() -> Backend {
+        static BEST: AtomicU32 = AtomicU32::new(u32::MAX);
+        if let Some(&b) = Backend::ALL.get(BEST.load(Ordering::Relaxed) as usize) {
+            return b;
+        }
+        let best = Backend::ALL
+            .into_iter()
+            .rev()
+            .find(|b| b.is_available())
+            .unwrap_or(Backend::Soft);
+        BEST.store(best as u32, Ordering::Relaxed);
+        best
+    }
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Backend {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Backend::ALL
+            .into_iter()
+            .find(|b| b.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or(Error::new(ErrorKind::UnknownBackend))
+    }
 }
 
 /// The bitsliced and vector-permute schedules are large (~1 KiB); with an allocator they live on
@@ -184,11 +298,14 @@ macro_rules! dispatch {
                 #[cfg(target_arch = "x86_64")]
                 Keys::Vpaes(k) => vpaes::$name(k, $($arg),*),
                 #[cfg(target_arch = "x86_64")]
-                Keys::Hw(k) => match backend {
-                    Backend::Vaes512 => vaes512::$name(k, $($arg),*),
-                    Backend::Vaes256 => vaes256::$name(k, $($arg),*),
-                    _ => aesni::$name(k, $($arg),*),
-                },
+                Keys::Hw(k) => {
+                    match backend {
+                        Backend::Vaes512 => vaes512::$name(k, $($arg),*),
+                        Backend::Vaes256 => vaes256::$name(k, $($arg),*),
+                        _ => aesni::$name(k, $($arg),*),
+                    }
+                    aesni::wipe_stack();
+                }
             }
         }
     )*};
@@ -429,6 +546,21 @@ mod tests {
         (0..n)
             .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed) ^ (i >> 8) as u8)
             .collect()
+    }
+
+    #[test]
+    fn names_parse_and_detection_is_available() {
+        for b in Backend::ALL {
+            assert_eq!(b.name().parse::<Backend>().unwrap(), b);
+            assert_eq!(b.name().to_uppercase().parse::<Backend>().unwrap(), b);
+        }
+        assert_eq!(
+            "nope".parse::<Backend>().unwrap_err().kind(),
+            ErrorKind::UnknownBackend
+        );
+        assert!(Backend::Soft.is_available());
+        assert!(Backend::detect().is_available());
+        assert_eq!(Backend::available().last(), Some(&Backend::detect()));
     }
 
     #[test]

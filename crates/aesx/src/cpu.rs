@@ -1,121 +1,12 @@
-//! CPU feature detection and the [`Backend`] enum.
+//! CPU feature detection: what this CPU and operating system support. Nothing here knows about
+//! backends; [`crate::Backend`] (in `backend.rs`) decides what it can run from these features.
 //!
-//! Detection runs once (cpuid + xgetbv, so it works without `std`) and is cached. The library
-//! never reads environment variables: forcing a backend is an explicit call
+//! Detection runs once (cpuid + xgetbv, so it works without `std`) and is cached. Decoding is a
+//! pure function of the CPUID leaves and XCR0 ([`decode`]), unit-tested with recorded tables.
+//! The library never reads environment variables: forcing a backend is an explicit call
 //! ([`crate::Aes::with_backend`]); the CLI maps its own `--backend` / `AESX_BACKEND` onto that.
 
-use core::fmt;
-use core::str::FromStr;
 use core::sync::atomic::{AtomicU32, Ordering};
-
-use crate::{Error, ErrorKind};
-
-/// An implementation of the AES kernels. Ordered from slowest to fastest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-pub enum Backend {
-    /// Portable bitsliced software; constant-time; no `unsafe`. Runs everywhere.
-    Soft,
-    /// SSSE3 vector-permute AES (Hamburg, CHES 2009); constant-time without AES-NI.
-    Vpaes,
-    /// AES-NI (with SSE4.2) on xmm registers, 8 blocks interleaved.
-    Aesni,
-    /// VAES on ymm registers with AVX2.
-    Vaes256,
-    /// VAES on zmm registers with AVX-512F/BW/VL.
-    Vaes512,
-}
-
-impl Backend {
-    /// Every backend aesx knows, slowest first.
-    pub const ALL: [Backend; 5] = [
-        Backend::Soft,
-        Backend::Vpaes,
-        Backend::Aesni,
-        Backend::Vaes256,
-        Backend::Vaes512,
-    ];
-
-    /// The backend's name: the same word in the CLI, the C API and JSON output.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Backend::Soft => "soft",
-            Backend::Vpaes => "vpaes",
-            Backend::Aesni => "aesni",
-            Backend::Vaes256 => "vaes256",
-            Backend::Vaes512 => "vaes512",
-        }
-    }
-
-    /// Whether this CPU (and this build) can run the backend. Decided once, then one load.
-    #[inline]
-    pub fn is_available(self) -> bool {
-        static AVAILABLE: AtomicU32 = AtomicU32::new(0);
-        let mut set = AVAILABLE.load(Ordering::Relaxed);
-        if set == 0 {
-            let f = features();
-            for b in Backend::ALL {
-                if b.supported_by(&f) {
-                    set |= 1 << b as u32;
-                }
-            }
-            AVAILABLE.store(set, Ordering::Relaxed);
-        }
-        set & (1 << self as u32) != 0
-    }
-
-    fn supported_by(self, f: &CpuFeatures) -> bool {
-        match self {
-            Backend::Soft => true,
-            Backend::Vpaes => crate::backend::VPAES_BUILT && f.ssse3,
-            Backend::Aesni => f.aes && f.sse42,
-            Backend::Vaes256 => f.aes && f.sse42 && f.avx2 && f.vaes,
-            Backend::Vaes512 => {
-                f.aes && f.sse42 && f.avx2 && f.vaes && f.avx512f && f.avx512bw && f.avx512vl
-            }
-        }
-    }
-
-    /// Every backend this CPU can run, slowest first (so `soft` is always first).
-    #[cfg(feature = "alloc")]
-    pub fn available() -> alloc::vec::Vec<Backend> {
-        Backend::ALL
-            .into_iter()
-            .filter(|b| b.is_available())
-            .collect()
-    }
-
-    /// The fastest available backend (what [`crate::Aes::new`] uses). Decided once.
-    pub fn detect() -> Backend {
-        static BEST: AtomicU32 = AtomicU32::new(u32::MAX);
-        if let Some(&b) = Backend::ALL.get(BEST.load(Ordering::Relaxed) as usize) {
-            return b;
-        }
-        let best = Backend::ALL
-            .into_iter()
-            .rev()
-            .find(|b| b.is_available())
-            .unwrap_or(Backend::Soft);
-        BEST.store(best as u32, Ordering::Relaxed);
-        best
-    }
-}
-
-impl fmt::Display for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Backend {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
-        Backend::ALL
-            .into_iter()
-            .find(|b| b.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or(Error::new(ErrorKind::UnknownBackend))
-    }
-}
 
 /// The CPU features that matter to aesx, as this CPU and OS report them
 /// (AVX/AVX-512 count only when the OS saves their registers).
@@ -210,88 +101,293 @@ impl CpuFeatures {
 }
 
 const DETECTED: u32 = 1 << 31;
+const AMD_LIKE: u32 = 1 << 30;
 static CACHE: AtomicU32 = AtomicU32::new(0);
 
-/// The features of this CPU, detected on first call and cached.
-pub fn features() -> CpuFeatures {
+/// What [`decode`] finds: the features, and whether the vendor is AMD or Hygon (key expansion
+/// picks its instruction sequence by vendor; see `backend::aesni`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Detected {
+    pub(crate) features: CpuFeatures,
+    pub(crate) amd_like: bool,
+}
+
+#[inline]
+fn detected() -> Detected {
     let c = CACHE.load(Ordering::Relaxed);
     if c & DETECTED != 0 {
-        return CpuFeatures::from_bits(c);
+        return Detected {
+            features: CpuFeatures::from_bits(c),
+            amd_like: c & AMD_LIKE != 0,
+        };
     }
-    let f = detect_features();
-    CACHE.store(f.to_bits() | DETECTED, Ordering::Relaxed);
-    f
+    let d = detect();
+    let bits = d.features.to_bits() | if d.amd_like { AMD_LIKE } else { 0 } | DETECTED;
+    CACHE.store(bits, Ordering::Relaxed);
+    d
+}
+
+/// The features of this CPU, detected on first call and cached.
+#[inline]
+pub fn features() -> CpuFeatures {
+    detected().features
+}
+
+/// Whether the CPU vendor is AMD or Hygon (cached with the features).
+#[inline]
+pub(crate) fn amd_like() -> bool {
+    detected().amd_like
+}
+
+/// Decodes the features from CPUID and XCR0, given as functions so that tests can feed
+/// recorded tables: `cpuid(leaf, subleaf)` returns `[eax, ebx, ecx, edx]`, `xgetbv0()` returns
+/// XCR0 and is called only when CPUID says the OS enabled XGETBV (OSXSAVE).
+///
+/// Leaf 7 is read only when leaf 0 reports it exists: on a CPU (or a VM, or a BIOS with "limit
+/// CPUID maxval") whose highest basic leaf is below 7, asking for leaf 7 returns the data of
+/// some other leaf (Intel documents the highest basic leaf), and decoding that as leaf 7 would
+/// invent features. Leaf 7 is then all zeros.
+pub(crate) fn decode(
+    mut cpuid: impl FnMut(u32, u32) -> [u32; 4],
+    xgetbv0: impl FnOnce() -> u64,
+) -> Detected {
+    let [max, vb, vc, vd] = cpuid(0, 0);
+    let [_, _, l1c, l1d] = cpuid(1, 0);
+    let [_, l7b, l7c, _] = if max >= 7 { cpuid(7, 0) } else { [0; 4] };
+    let bit = |r: u32, i: u32| r & (1 << i) != 0;
+    let osxsave = bit(l1c, 27);
+    let xcr0 = if osxsave { xgetbv0() } else { 0 };
+    let os_avx = xcr0 & 0b110 == 0b110;
+    let os_avx512 = os_avx && xcr0 & 0b1110_0000 == 0b1110_0000;
+    let avx = os_avx && bit(l1c, 28);
+    let avx512f = os_avx512 && bit(l7b, 16);
+    let vendor = |s: &[u8; 12]| {
+        [vb, vd, vc] == [0, 4, 8].map(|i| u32::from_le_bytes(s[i..i + 4].try_into().unwrap()))
+    };
+    Detected {
+        features: CpuFeatures {
+            aes: bit(l1c, 25),
+            pclmulqdq: bit(l1c, 1),
+            sse2: bit(l1d, 26),
+            ssse3: bit(l1c, 9),
+            sse41: bit(l1c, 19),
+            sse42: bit(l1c, 20),
+            avx,
+            avx2: avx && bit(l7b, 5),
+            avx512f,
+            avx512bw: avx512f && bit(l7b, 30),
+            avx512vl: avx512f && bit(l7b, 31),
+            avx512vbmi: avx512f && bit(l7c, 1),
+            vaes: avx && bit(l7c, 9),
+            vpclmulqdq: avx && bit(l7c, 10),
+            gfni: bit(l7c, 8),
+        },
+        amd_like: vendor(b"AuthenticAMD") || vendor(b"HygonGenuine"),
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
-fn detect_features() -> CpuFeatures {
-    use core::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
-    // cpuid is always present on x86_64 (it is safe to call since Rust 1.87 on this target).
-    let max = __cpuid(0).eax;
-    let l1 = __cpuid(1);
-    let l7 = if max >= 7 {
-        __cpuid_count(7, 0)
-    } else {
-        __cpuid(0)
-    };
-    let bit = |r: u32, i: u32| r & (1 << i) != 0;
-    let osxsave = bit(l1.ecx, 27);
-    let xcr0 = if osxsave {
-        // SAFETY: OSXSAVE (cpuid.1:ecx[27]) says the OS enabled XGETBV, and the `xsave`
-        // target feature this intrinsic is gated on is what that bit means.
-        unsafe { xgetbv0() }
-    } else {
-        0
-    };
+fn detect() -> Detected {
+    use core::arch::x86_64::{__cpuid_count, _xgetbv};
     #[target_feature(enable = "xsave")]
     unsafe fn xgetbv0() -> u64 {
         // SAFETY: the caller checked OSXSAVE, so XGETBV with ECX = 0 is valid.
         unsafe { _xgetbv(0) }
     }
-    let os_avx = xcr0 & 0b110 == 0b110;
-    let os_avx512 = os_avx && xcr0 & 0b1110_0000 == 0b1110_0000;
-    let avx = os_avx && bit(l1.ecx, 28);
-    let avx512f = os_avx512 && bit(l7.ebx, 16);
-    CpuFeatures {
-        aes: bit(l1.ecx, 25),
-        pclmulqdq: bit(l1.ecx, 1),
-        sse2: bit(l1.edx, 26),
-        ssse3: bit(l1.ecx, 9),
-        sse41: bit(l1.ecx, 19),
-        sse42: bit(l1.ecx, 20),
-        avx,
-        avx2: avx && bit(l7.ebx, 5),
-        avx512f,
-        avx512bw: avx512f && bit(l7.ebx, 30),
-        avx512vl: avx512f && bit(l7.ebx, 31),
-        avx512vbmi: avx512f && bit(l7.ecx, 1),
-        vaes: avx && bit(l7.ecx, 9),
-        vpclmulqdq: avx && bit(l7.ecx, 10),
-        gfni: bit(l7.ecx, 8),
-    }
+    decode(
+        |leaf, sub| {
+            // cpuid is always present on x86_64 (safe to call since Rust 1.87 on this target).
+            let r = __cpuid_count(leaf, sub);
+            [r.eax, r.ebx, r.ecx, r.edx]
+        },
+        // SAFETY: `decode` calls this only when OSXSAVE (cpuid.1:ecx[27]) says the OS enabled
+        // XGETBV, which is what the `xsave` target feature of `xgetbv0` means.
+        || unsafe { xgetbv0() },
+    )
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn detect_features() -> CpuFeatures {
-    CpuFeatures::default()
+fn detect() -> Detected {
+    Detected::default()
 }
 
 #[cfg(test)]
 mod tests {
+    //! Decoding against recorded CPUID tables. Sources: the Zen 3 rows were read on the EPYC
+    //! family 25 model 1 VM aesx is developed on (2 vCPUs, Linux); Zen 4 (EPYC "Genoa", CPUID
+    //! 00A10F11) and Emerald Rapids (Xeon, CPUID 000C06F2) are from InstLatx64's public CPUID
+    //! dumps (`AuthenticAMD0A10F11_K19_Genoa_01_CPUID.txt`,
+    //! `GenuineIntel00C06F2_EmeraldRapids_01_CPUID.txt`). XCR0 for those two is the OS-enabled
+    //! mask Linux sets there (x87/SSE/AVX/AVX-512 state, plus AMX tiles on Intel: bits from
+    //! leaf 0xD); the capped tables are the same CPUs with leaf 0 reporting a lower maximum, as
+    //! a hypervisor or the BIOS option "limit CPUID maxval" does.
     use super::*;
+    use std::vec::Vec;
+
+    type Leaf = (u32, [u32; 4]);
+
+    const ZEN3: [Leaf; 3] = [
+        (0, [0x0000_0010, 0x6874_7541, 0x444D_4163, 0x6974_6E65]),
+        (1, [0x00A0_0F11, 0x0102_0800, 0xFFFA_3203, 0x178B_FBFF]),
+        (7, [0x0000_0000, 0x219C_07AB, 0x0040_069C, 0x8800_0010]),
+    ];
+    const ZEN3_XCR0: u64 = 0x207;
+    const ZEN4: [Leaf; 3] = [
+        (0, [0x0000_0010, 0x6874_7541, 0x444D_4163, 0x6974_6E65]),
+        (1, [0x00A1_0F11, 0x00C0_0800, 0x7EFA_320B, 0x178B_FBFF]),
+        (7, [0x0000_0001, 0xF1BF_97A9, 0x0041_5FCE, 0x1000_0010]),
+    ];
+    const ZEN4_XCR0: u64 = 0x2E7;
+    const EMR: [Leaf; 3] = [
+        (0, [0x0000_0020, 0x756E_6547, 0x6C65_746E, 0x4965_6E69]),
+        (1, [0x000C_06F2, 0x0080_0800, 0x7FFE_FBFF, 0xBFEB_FBFF]),
+        (7, [0x0000_0002, 0xF3BF_BFFF, 0xFB41_7FEE, 0xFFDD_4432]),
+    ];
+    const EMR_XCR0: u64 = 0x602E7;
+
+    /// Runs `decode` on a table. A leaf above the table's maximum answers like Intel CPUs do
+    /// (the highest basic leaf's data), so reading it would decode garbage; the leaves read are
+    /// returned too.
+    fn run(table: &[Leaf], max: u32, xcr0: u64) -> (Detected, Vec<u32>) {
+        let mut asked = Vec::new();
+        let d = decode(
+            |leaf, sub| {
+                assert_eq!(sub, 0);
+                asked.push(leaf);
+                let leaf = if leaf > max { max } else { leaf };
+                let mut r = table
+                    .iter()
+                    .rev()
+                    .find(|(l, _)| *l <= leaf)
+                    .map_or([0; 4], |&(_, r)| r);
+                if leaf == 0 {
+                    r[0] = max;
+                }
+                r
+            },
+            || xcr0,
+        );
+        (d, asked)
+    }
+
+    fn names(f: CpuFeatures) -> Vec<&'static str> {
+        f.list().filter(|&(_, on)| on).map(|(n, _)| n).collect()
+    }
 
     #[test]
-    fn bits_round_trip_and_names_parse() {
+    fn zen3() {
+        let (d, _) = run(&ZEN3, 0x10, ZEN3_XCR0);
+        assert!(d.amd_like);
+        assert_eq!(
+            names(d.features),
+            [
+                "aes",
+                "pclmulqdq",
+                "sse2",
+                "ssse3",
+                "sse4.1",
+                "sse4.2",
+                "avx",
+                "avx2",
+                "vaes",
+                "vpclmulqdq"
+            ]
+        );
+    }
+
+    #[test]
+    fn zen4() {
+        let (d, _) = run(&ZEN4, 0x10, ZEN4_XCR0);
+        assert!(d.amd_like);
+        assert_eq!(
+            names(d.features),
+            [
+                "aes",
+                "pclmulqdq",
+                "sse2",
+                "ssse3",
+                "sse4.1",
+                "sse4.2",
+                "avx",
+                "avx2",
+                "avx512f",
+                "avx512bw",
+                "avx512vl",
+                "avx512vbmi",
+                "vaes",
+                "vpclmulqdq",
+                "gfni"
+            ]
+        );
+    }
+
+    #[test]
+    fn emerald_rapids() {
+        let (d, _) = run(&EMR, 0x20, EMR_XCR0);
+        assert!(!d.amd_like);
+        assert_eq!(names(d.features).len(), 15, "{:?}", d.features);
+        // An OS that does not enable the AVX-512 state (XCR0 bits 5-7) gets no AVX-512, and
+        // one without AVX state no AVX, whatever CPUID says.
+        let (d, _) = run(&EMR, 0x20, 0x7);
+        assert!(d.features.avx2 && d.features.vaes && !d.features.avx512f);
+        assert!(!d.features.avx512bw && !d.features.avx512vl && !d.features.avx512vbmi);
+        let (d, _) = run(&EMR, 0x20, 0x3);
+        assert!(!d.features.avx && !d.features.avx2 && !d.features.vaes);
+        assert!(d.features.aes && d.features.gfni);
+    }
+
+    /// Issue 14, finding 4: with the highest basic leaf below 7, leaf 7 must read as zeros.
+    /// Decoding the vendor string (leaf 0) as leaf 7 reported `gfni` on AMD and `vpclmulqdq` on
+    /// Intel with AVX.
+    #[test]
+    fn capped_max_leaf_has_no_leaf_7_features() {
+        for (table, xcr0) in [(&ZEN3, ZEN3_XCR0), (&ZEN4, ZEN4_XCR0), (&EMR, EMR_XCR0)] {
+            for max in [1, 2, 3, 4, 5, 6] {
+                let (d, asked) = run(table, max, xcr0);
+                assert!(!asked.contains(&7), "max leaf {max}: leaf 7 read");
+                let f = d.features;
+                assert!(f.aes && f.avx && f.sse42 && f.pclmulqdq, "max leaf {max}");
+                assert!(
+                    !(f.avx2 || f.avx512f || f.avx512bw || f.avx512vl || f.avx512vbmi),
+                    "max leaf {max}: {f:?}"
+                );
+                assert!(!(f.vaes || f.vpclmulqdq || f.gfni), "max leaf {max}: {f:?}");
+            }
+        }
+        // What the old code decoded: leaf 0 read as leaf 7.
+        let leaf0_as_7 = |t: &[Leaf; 3], xcr0| {
+            let mut t = *t;
+            t[2].1 = t[0].1;
+            run(&t, 0x10, xcr0).0.features
+        };
+        assert!(leaf0_as_7(&ZEN3, ZEN3_XCR0).gfni);
+        assert!(leaf0_as_7(&EMR, EMR_XCR0).vpclmulqdq);
+    }
+
+    #[test]
+    fn no_osxsave_no_xgetbv() {
+        let mut t = ZEN4;
+        t[1].1[2] &= !(1 << 27);
+        let d = decode(
+            |leaf, _| {
+                t.iter()
+                    .find(|(l, _)| *l == leaf)
+                    .map_or([0; 4], |&(_, r)| r)
+            },
+            || panic!("xgetbv without OSXSAVE"),
+        );
+        assert!(d.features.aes && !d.features.avx && !d.features.avx512f);
+    }
+
+    #[test]
+    fn bits_round_trip() {
         let f = features();
         assert_eq!(CpuFeatures::from_bits(f.to_bits()), f);
-        for b in Backend::ALL {
-            assert_eq!(b.name().parse::<Backend>().unwrap(), b);
+        for t in [&ZEN3, &ZEN4, &EMR] {
+            let f = run(t, 0x10, 0x2E7).0.features;
+            assert_eq!(CpuFeatures::from_bits(f.to_bits()), f);
         }
-        assert_eq!(
-            "nope".parse::<Backend>().unwrap_err().kind(),
-            ErrorKind::UnknownBackend
-        );
-        assert!(Backend::Soft.is_available());
-        assert!(Backend::detect().is_available());
+        // The cache agrees with a fresh decode of this CPU.
+        assert_eq!(detected(), detect());
     }
 }

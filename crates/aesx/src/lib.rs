@@ -42,7 +42,8 @@ pub mod mode;
 #[cfg(feature = "rayon")]
 pub mod parallel;
 
-pub use cpu::{Backend, CpuFeatures};
+pub use backend::Backend;
+pub use cpu::CpuFeatures;
 pub use error::{Error, ErrorKind};
 pub use mode::cbc::{CbcDecryptor, CbcEncryptor, pkcs7_pad, pkcs7_unpad};
 #[cfg(feature = "alloc")]
@@ -75,14 +76,14 @@ impl fmt::Debug for Aes {
 
 impl Aes {
     /// Expands a 16-, 24- or 32-byte key on the fastest backend of this CPU.
-    #[inline]
+    #[inline(always)]
     pub fn new(key: &[u8]) -> Result<Aes, Error> {
         Aes::with_backend(key, Backend::detect())
     }
 
     /// Expands a key on a chosen backend; [`ErrorKind::BackendUnavailable`] if this CPU cannot
     /// run it.
-    #[inline]
+    #[inline(always)]
     pub fn with_backend(key: &[u8], backend: Backend) -> Result<Aes, Error> {
         if !matches!(key.len(), 16 | 24 | 32) {
             return Err(Error::new(ErrorKind::InvalidKeyLength));
@@ -90,21 +91,24 @@ impl Aes {
         if !backend.is_available() {
             return Err(Error::new(ErrorKind::BackendUnavailable));
         }
-        Ok(Aes::build(backend, key))
-    }
-
-    // IMPLEMENTATION NOTE: key setup is bound by stores and copies of the schedule, not by
-    // the 60-cycle expansion chain. Out of line and returning the struct itself, the schedule
-    // is expanded into the return slot: one copy fewer than through a `Result` temporary.
-    #[inline(never)]
-    fn build(backend: Backend, key: &[u8]) -> Aes {
-        let mut aes = Aes {
+        // IMPLEMENTATION NOTE: the schedule is expanded in place, inside the value this
+        // function returns (inlined: the caller's own slot), never built elsewhere and moved:
+        // every move of a key schedule leaves a copy on the stack (issue 14, finding 2), and
+        // key setup on this hardware is bound by stores, not by the expansion.
+        let mut out = Ok(Aes {
             backend,
             key_bits: key.len() as u32 * 8,
             keys: backend::Keys::empty(backend),
-        };
-        backend::Keys::expand_into(backend, key, &mut aes.keys);
-        aes
+        });
+        if let Ok(aes) = &mut out {
+            aes.expand(key);
+        }
+        out
+    }
+
+    #[inline(never)]
+    fn expand(&mut self, key: &[u8]) {
+        backend::Keys::expand_into(self.backend, key, &mut self.keys);
     }
 
     /// The backend this key schedule runs on.

@@ -9,7 +9,8 @@
 //!   `EVP_EncryptInit_ex(ctx, NULL, NULL, NULL, iv)` on one reused context (resets the IV and
 //!   stream state without re-expanding the key), then `EVP_CipherUpdate` in place;
 //! - ECB has no state: one call encrypts or decrypts the buffer;
-//! - keysetup = a key ready to encrypt and decrypt: aesx `Aes::with_backend` and RustCrypto
+//! - keysetup = a key ready to encrypt and decrypt: aesx `Aes::new` (on the backend it picks;
+//!   `Aes::with_backend` for the other backends) and RustCrypto
 //!   `Aes128::new` expand both schedules; for OpenSSL an encrypt-init and a decrypt-init on two
 //!   reused ECB contexts.
 //! - GCM (see [`gcm`]): one call seals (or opens and checks the tag of) one message with a
@@ -144,7 +145,13 @@ impl Subject for AesxSubject {
                 let _ = CbcDecryptor::new(aes, &IV).decrypt_blocks(buf);
             }
             Op::Keysetup => {
-                let k = Aes::with_backend(black_box(&self.key), aes.backend());
+                // What users call: `Aes::new` (detection included) for the backend it picks;
+                // `with_backend` only for the others.
+                let k = if aes.backend() == aesx::Backend::detect() {
+                    Aes::new(black_box(&self.key))
+                } else {
+                    Aes::with_backend(black_box(&self.key), aes.backend())
+                };
                 black_box(&k);
             }
             Op::KeysetupVariants | Op::Fugue(_) | Op::GcmEnc | Op::GcmDec => {}

@@ -90,27 +90,10 @@ pub(crate) enum Variant {
 }
 
 /// The variant `expand` uses on this CPU: AESKEYGENASSIST is as cheap as AESENC on AMD, but
-/// 3x slower on Intel cores, where AESENCLAST + PSHUFB wins.
-/// Decided once: CPUID is a VM exit under a hypervisor (microseconds), far too slow per key.
-/// Bit 0: use AESKEYGENASSIST; bit 1: the CPU has AVX; bit 7: decided.
-#[inline]
-fn choice() -> u8 {
-    use core::sync::atomic::{AtomicU8, Ordering};
-    static CHOICE: AtomicU8 = AtomicU8::new(0);
-    let c = CHOICE.load(Ordering::Relaxed);
-    if c & 0x80 != 0 {
-        return c;
-    }
-    let v = __cpuid(0);
-    // "AuthenticAMD" / "HygonGenuine": ebx = "Auth" / "Hygo".
-    let amd = v.ebx == u32::from_le_bytes(*b"Auth") || v.ebx == u32::from_le_bytes(*b"Hygo");
-    let c = 0x80 | amd as u8 | (crate::cpu::features().avx as u8) << 1;
-    CHOICE.store(c, Ordering::Relaxed);
-    c
-}
-
+/// 3x slower on Intel cores, where AESENCLAST + PSHUFB wins. The vendor comes from the cached
+/// detection (`cpu`): CPUID is a VM exit under a hypervisor (microseconds), far too slow per key.
 pub(crate) fn preferred_variant() -> Variant {
-    if choice() & 1 != 0 {
+    if crate::cpu::amd_like() {
         Variant::Assist
     } else {
         Variant::Enclast
@@ -140,7 +123,7 @@ impl Keys {
 #[inline(never)]
 pub(crate) fn expand_into(key: &[u8], v: Variant, k: &mut Keys) {
     k.rounds = key.len() / 4 + 6;
-    if choice() & 2 != 0 {
+    if crate::cpu::features().avx {
         // SAFETY: reached only through `Backend::{Aesni, Vaes256, Vaes512}`, whose availability
         // (AES-NI and SSE4.2) `Aes::with_backend` checked; AVX was just checked.
         unsafe { expand_hw_avx(key, v, k) }
@@ -313,19 +296,6 @@ fn expand192(key: &[u8], rk: &mut [[u8; 16]; 15]) {
 // ---------------------------------------------------------------------------------------------
 // Block kernels. `NR` (10/12/14) is a const so the round loops unroll fully.
 
-/// Number of blocks kept in flight by the parallel kernels.
-const LANES: usize = 8;
-
-#[inline]
-#[target_feature(enable = "aes,sse4.2")]
-fn keys<const NR: usize>(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
-    let mut k = [_mm_setzero_si128(); 15];
-    for i in 0..=NR {
-        k[i] = load(&rk[i]);
-    }
-    k
-}
-
 /// The equivalent-inverse-cipher round keys for AESDEC, derived in registers:
 /// `[enc[NR], AESIMC(enc[NR-1]), ..., AESIMC(enc[1]), enc[0]]`.
 #[inline]
@@ -340,24 +310,40 @@ pub(crate) fn dec_keys<const NR: usize>(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
     k
 }
 
-#[inline]
-#[target_feature(enable = "aes,sse4.2")]
-fn enc1<const NR: usize>(k: &[__m128i; 15], mut x: __m128i) -> __m128i {
-    x = _mm_xor_si128(x, k[0]);
-    for r in 1..NR {
-        x = _mm_aesenc_si128(x, k[r]);
+/// The equivalent-inverse-cipher schedule for AESDEC in memory, for kernels that load a round
+/// key per round: `[enc[NR], AESIMC(enc[NR-1]), ..., AESIMC(enc[1]), enc[0]]`. Wiped when
+/// dropped, so decryption leaves no derived schedule on the stack.
+#[repr(C, align(16))]
+pub(crate) struct DecSchedule(pub(crate) [[u8; 16]; 15]);
+
+impl Drop for DecSchedule {
+    fn drop(&mut self) {
+        for k in self.0.iter_mut() {
+            // SAFETY: `k` is a valid, exclusively borrowed, 16-byte aligned 16-byte array.
+            unsafe {
+                core::ptr::write_volatile(
+                    (k as *mut [u8; 16]).cast::<__m128i>(),
+                    _mm_setzero_si128(),
+                )
+            };
+        }
+        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
     }
-    _mm_aesenclast_si128(x, k[NR])
 }
 
-#[inline]
-#[target_feature(enable = "aes,sse4.2")]
-fn dec1<const NR: usize>(k: &[__m128i; 15], mut x: __m128i) -> __m128i {
-    x = _mm_xor_si128(x, k[0]);
-    for r in 1..NR {
-        x = _mm_aesdec_si128(x, k[r]);
+/// Derives the [`DecSchedule`] of `rk`. Safety: the CPU has AES-NI.
+#[inline(always)]
+pub(crate) unsafe fn dec_schedule<const NR: usize>(rk: &Keys) -> DecSchedule {
+    let mut d = DecSchedule([[0; 16]; 15]);
+    d.0[0] = rk.enc[NR];
+    for i in 1..NR {
+        // SAFETY: AES-NI, which the caller's CPU has.
+        store(&mut d.0[i], unsafe {
+            _mm_aesimc_si128(load(&rk.enc[NR - i]))
+        });
     }
-    _mm_aesdeclast_si128(x, k[NR])
+    d.0[NR] = rk.enc[0];
+    d
 }
 
 /// Runs `$body` with `NR` bound to the schedule's round count as a const.
@@ -372,90 +358,27 @@ macro_rules! by_rounds {
 }
 
 #[target_feature(enable = "aes,sse4.2")]
-fn ecb_enc<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
-    let k = keys::<NR>(&rk.enc);
-    let mut chunks = buf.chunks_exact_mut(16 * LANES);
-    for c in &mut chunks {
-        let mut x: [__m128i; LANES] = core::array::from_fn(|i| _mm_xor_si128(load_at(c, i), k[0]));
-        for r in 1..NR {
-            x = x.map(|v| _mm_aesenc_si128(v, k[r]));
-        }
-        for (i, v) in x.into_iter().enumerate() {
-            store_at(c, i, _mm_aesenclast_si128(v, k[NR]));
-        }
-    }
-    let rest = chunks.into_remainder();
-    for i in 0..rest.len() / 16 {
-        store_at(rest, i, enc1::<NR>(&k, load_at(rest, i)));
-    }
-}
-
-#[target_feature(enable = "aes,sse4.2")]
-fn ecb_dec<const NR: usize>(rk: &Keys, buf: &mut [u8]) {
-    let k = dec_keys::<NR>(&rk.enc);
-    let mut chunks = buf.chunks_exact_mut(16 * LANES);
-    for c in &mut chunks {
-        let mut x: [__m128i; LANES] = core::array::from_fn(|i| _mm_xor_si128(load_at(c, i), k[0]));
-        for r in 1..NR {
-            x = x.map(|v| _mm_aesdec_si128(v, k[r]));
-        }
-        for (i, v) in x.into_iter().enumerate() {
-            store_at(c, i, _mm_aesdeclast_si128(v, k[NR]));
-        }
-    }
-    let rest = chunks.into_remainder();
-    for i in 0..rest.len() / 16 {
-        store_at(rest, i, dec1::<NR>(&k, load_at(rest, i)));
-    }
-}
-
-#[target_feature(enable = "aes,sse4.2")]
 fn cbc_enc<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
-    let k = keys::<NR>(&rk.enc);
+    use super::vaes::Vector;
+    // Round keys are loaded where they are used (`Vector::round_key`), never copied to the
+    // stack; the loads are independent of the chain, so they do not lengthen it.
+    let key = |r: usize| {
+        // SAFETY: the target features above (AES-NI, SSE4.2) include what `round_key` needs.
+        unsafe { <__m128i as Vector>::round_key(&rk.enc[r]) }
+    };
     let mut c = load(iv);
     // IMPLEMENTATION NOTE: the plaintext block and round key 0 are combined before the chain
     // needs them, so the serial path per block is the 10-14 AES rounds plus one XOR.
     for i in 0..buf.len() / 16 {
-        let p = _mm_xor_si128(load_at(buf, i), k[0]);
+        let p = _mm_xor_si128(load_at(buf, i), key(0));
         let mut x = _mm_xor_si128(c, p);
         for r in 1..NR {
-            x = _mm_aesenc_si128(x, k[r]);
+            x = _mm_aesenc_si128(x, key(r));
         }
-        c = _mm_aesenclast_si128(x, k[NR]);
+        c = _mm_aesenclast_si128(x, key(NR));
         store_at(buf, i, c);
     }
     store(iv, c);
-}
-
-#[target_feature(enable = "aes,sse4.2")]
-fn cbc_dec<const NR: usize>(rk: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
-    let k = dec_keys::<NR>(&rk.enc);
-    let mut prev = load(iv);
-    let mut chunks = buf.chunks_exact_mut(16 * LANES);
-    for c in &mut chunks {
-        let ct: [__m128i; LANES] = core::array::from_fn(|i| load_at(c, i));
-        let mut x = ct.map(|v| _mm_xor_si128(v, k[0]));
-        for r in 1..NR {
-            x = x.map(|v| _mm_aesdec_si128(v, k[r]));
-        }
-        for i in 0..LANES {
-            let chain = if i == 0 { prev } else { ct[i - 1] };
-            // Fold the chaining XOR into the last round: declast(x, k ^ chain).
-            store_at(
-                c,
-                i,
-                _mm_aesdeclast_si128(x[i], _mm_xor_si128(k[NR], chain)),
-            );
-        }
-        prev = ct[LANES - 1];
-    }
-    let rest = chunks.into_remainder();
-    for i in 0..rest.len() / 16 {
-        let ct = load_at(rest, i);
-        store_at(rest, i, _mm_xor_si128(dec1::<NR>(&k, ct), prev));
-        prev = ct;
-    }
-    store(iv, prev);
 }
 
 // CTR counter blocks without carry logic in the hot loop.
@@ -510,56 +433,175 @@ fn ctr_select_word(u: u64, n: u64) -> (i64, i64) {
     (m as i64, ((m & !low_bits) | ((u << 56) & low_bits)) as i64)
 }
 
-/// Round key `r`, re-read from memory at each use in the CTR loop. IMPLEMENTATION NOTE: with
-/// 16 xmm registers, keeping all round keys live makes LLVM schedule the 8 blocks of a batch
-/// partly one after another (each a 40-cycle AESENC chain) to find registers; reading the key
-/// per round (a load, nearly free) keeps the 8 chains interleaved.
-#[inline(always)]
-fn round_key(k: &[__m128i; 15], r: usize) -> __m128i {
-    // SAFETY: `k[r]` is a valid, aligned, initialised `__m128i`; volatile only stops LLVM from
-    // hoisting the load out of the loop.
-    unsafe { core::ptr::read_volatile(&k[r]) }
-}
+// The whole-block kernels: the width-generic bodies of `vaes` at xmm width (one block a
+// register, 8 in flight), compiled with AES-NI + SSE4.2 only.
+//
+// IMPLEMENTATION NOTE (issue 19): 8 blocks and 11-15 round keys do not fit in 16 xmm
+// registers. Left to itself LLVM keeps the keys and serialises the blocks, or spills; here each
+// round's key is loaded right before its 8 AESENC ([`Vector::round_key`], a forced MOVDQU), so 8
+// blocks + 1 key stay in registers, the 8 chains stay interleaved (latency 4-7 on Skylake,
+// Haswell and Zen 2/3 needs >= 4-8 in flight) and no round key is copied to the stack.
 
 #[target_feature(enable = "aes,sse4.2")]
-fn ctr<const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
-    const N: u64 = LANES as u64;
-    let k = keys::<NR>(&rk.enc);
-    let r = ctr as u64 & (N - 1);
-    let mut a = ctr & !(N as u128 - 1);
-    let mut chunks = buf.chunks_exact_mut(16 * LANES);
-    if chunks.len() > 0 {
-        let w: [__m128i; LANES] = core::array::from_fn(|i| {
-            let (lo, hi) = ctr_select_word(r.wrapping_add(i as u64), N);
-            _mm_set_epi64x(hi, lo)
-        });
-        for ch in &mut chunks {
-            let ((lo, hi), (dlo, dhi)) = ctr_batch_words(a, N);
-            let av = _mm_xor_si128(_mm_set_epi64x(hi, lo), k[0]);
-            let dv = _mm_set_epi64x(dhi, dlo);
-            a = a.wrapping_add(N as u128);
-            let mut x: [__m128i; LANES] =
-                core::array::from_fn(|i| _mm_xor_si128(av, _mm_and_si128(dv, w[i])));
-            for r in 1..NR {
-                let kr = round_key(&k, r);
-                x = x.map(|v| _mm_aesenc_si128(v, kr));
-            }
-            let kl = round_key(&k, NR);
-            for (i, v) in x.into_iter().enumerate() {
-                // Data XOR folded into the last round: enclast(x, k ^ data).
-                let d = _mm_xor_si128(load_at(ch, i), kl);
-                store_at(ch, i, _mm_aesenclast_si128(v, d));
-            }
-        }
+fn x_ecb_enc<const NR: usize>(k: &Keys, buf: &mut [u8]) {
+    // SAFETY: the target features above.
+    unsafe { super::vaes::ecb_enc::<__m128i, NR>(k, buf) }
+}
+#[target_feature(enable = "aes,sse4.2")]
+fn x_ecb_dec<const NR: usize>(k: &Keys, buf: &mut [u8]) {
+    // SAFETY: the target features above.
+    unsafe { super::vaes::ecb_dec::<__m128i, NR>(k, buf) }
+}
+#[target_feature(enable = "aes,sse4.2")]
+fn x_cbc_dec<const NR: usize>(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
+    // SAFETY: the target features above.
+    unsafe { super::vaes::cbc_dec::<__m128i, NR>(k, iv, buf) }
+}
+#[target_feature(enable = "aes,sse4.2")]
+fn x_ctr<const NR: usize>(k: &Keys, c: u128, buf: &mut [u8]) {
+    // SAFETY: the target features above.
+    unsafe { super::vaes::ctr::<__m128i, NR>(k, c, buf) }
+}
+
+impl super::vaes::Vector for __m128i {
+    const BLOCKS: usize = 1;
+
+    #[inline(always)]
+    unsafe fn load(p: *const u8) -> Self {
+        // SAFETY: the caller passes 16 readable bytes.
+        unsafe { _mm_loadu_si128(p.cast()) }
     }
-    // Fewer than LANES blocks left: one at a time, the counter added exactly in GPRs.
-    let rest = chunks.into_remainder();
-    let c = a.wrapping_add(r as u128);
-    for i in 0..rest.len() / 16 {
-        let (lo, hi) = ctr_block(c.wrapping_add(i as u128));
-        let ks = enc1::<NR>(&k, _mm_set_epi64x(hi, lo));
-        store_at(rest, i, _mm_xor_si128(ks, load_at(rest, i)));
+    #[inline(always)]
+    unsafe fn store(p: *mut u8, v: Self) {
+        // SAFETY: the caller passes 16 writable bytes.
+        unsafe { _mm_storeu_si128(p.cast(), v) }
     }
+    #[inline(always)]
+    unsafe fn load_part(_: *const u8, _: usize) -> Self {
+        unreachable!("a one-block register is never partial")
+    }
+    #[inline(always)]
+    unsafe fn store_part(_: *mut u8, _: usize, _: Self) {
+        unreachable!("a one-block register is never partial")
+    }
+    #[inline(always)]
+    unsafe fn round_key(k: &[u8; 16]) -> Self {
+        let v: __m128i;
+        // SAFETY: `k` is 16 readable bytes; MOVDQU (SSE2, baseline on x86_64) reads exactly
+        // those. `readonly` without `pure`: the load stays where it is written.
+        unsafe {
+            core::arch::asm!(
+                "movdqu {v}, xmmword ptr [{p}]",
+                v = out(xmm_reg) v,
+                p = in(reg) k.as_ptr(),
+                options(nostack, preserves_flags, readonly),
+            )
+        };
+        v
+    }
+    #[inline(always)]
+    unsafe fn splat(x: __m128i) -> Self {
+        x
+    }
+    #[inline(always)]
+    unsafe fn splat_qwords(q: &[u64; 2]) -> Self {
+        // Two MOVDDUP loads and a blend (no GPR-to-vector shuffles on the AES pipes of Zen).
+        // SAFETY: SSE4.1 (`pblendw`), SSE3 (`movddup`), which the caller's CPU has (SSE4.2).
+        unsafe { _mm_blend_epi16::<0xF0>(qword_dup(&q[0]), qword_dup(&q[1])) }
+    }
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        // SAFETY: SSE2.
+        unsafe { _mm_setzero_si128() }
+    }
+    #[inline(always)]
+    unsafe fn xor(a: Self, b: Self) -> Self {
+        // SAFETY: SSE2.
+        unsafe { _mm_xor_si128(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn xor_and(a: Self, b: Self, c: Self) -> Self {
+        // SAFETY: SSE2.
+        unsafe { _mm_xor_si128(a, _mm_and_si128(b, c)) }
+    }
+    #[inline(always)]
+    unsafe fn aesenc(x: Self, k: Self) -> Self {
+        // SAFETY: AES-NI.
+        unsafe { _mm_aesenc_si128(x, k) }
+    }
+    #[inline(always)]
+    unsafe fn aesenclast(x: Self, k: Self) -> Self {
+        // SAFETY: AES-NI.
+        unsafe { _mm_aesenclast_si128(x, k) }
+    }
+    #[inline(always)]
+    unsafe fn aesdec(x: Self, k: Self) -> Self {
+        // SAFETY: AES-NI.
+        unsafe { _mm_aesdec_si128(x, k) }
+    }
+    #[inline(always)]
+    unsafe fn aesdeclast(x: Self, k: Self) -> Self {
+        // SAFETY: AES-NI.
+        unsafe { _mm_aesdeclast_si128(x, k) }
+    }
+    #[inline(always)]
+    unsafe fn prev_blocks(prev: Self, _cur: Self) -> Self {
+        prev
+    }
+    #[inline(always)]
+    unsafe fn ctr_select(r: u64, i: usize) -> Self {
+        let (lo, hi) = ctr_select_word(r.wrapping_add(i as u64), super::vaes::VECS as u64);
+        // SAFETY: SSE2.
+        unsafe { _mm_set_epi64x(hi, lo) }
+    }
+    #[inline(always)]
+    unsafe fn clmul<const IMM: i32>(a: Self, b: Self) -> Self {
+        // SAFETY: PCLMULQDQ (the caller's CPU has it).
+        unsafe { _mm_clmulepi64_si128::<IMM>(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn shuffle_bytes(a: Self, idx: Self) -> Self {
+        // SAFETY: SSSE3.
+        unsafe { _mm_shuffle_epi8(a, idx) }
+    }
+}
+
+/// MOVDDUP from memory (a load), kept in place like `Vector::round_key`: both qwords = `*q`.
+#[inline(always)]
+unsafe fn qword_dup(q: &u64) -> __m128i {
+    let v: __m128i;
+    // SAFETY: `q` is 8 readable bytes and MOVDDUP reads exactly those (SSE3, which the
+    // caller's CPU has).
+    unsafe {
+        core::arch::asm!(
+            "movddup {v}, qword ptr [{p}]",
+            v = out(xmm_reg) v,
+            p = in(reg) q as *const u64,
+            options(nostack, preserves_flags, readonly),
+        )
+    };
+    v
+}
+
+/// Bytes of stack [`wipe_stack`] clears: more than the largest frame of a hardware kernel
+/// (about 1 KiB for the ymm ECB tails; `tests/residue.rs` fails if a kernel outgrows it).
+const WIPE: usize = 1536;
+
+/// Overwrites with zeros the `WIPE` bytes of stack below the caller's frame, where the kernel
+/// the caller just returned from kept its spill slots. IMPLEMENTATION NOTE: the kernels load
+/// every round key from the schedule where it is used, but LLVM may still spill a key register
+/// (AES-256 has 15 keys for 16 xmm registers); whatever it spilled lies in the dead frame
+/// below the caller, which this call's own frame now covers.
+#[inline(never)]
+pub(crate) fn wipe_stack() {
+    let mut pad = core::mem::MaybeUninit::<[__m128i; WIPE / 16]>::uninit();
+    let p = pad.as_mut_ptr().cast::<__m128i>();
+    for i in 0..WIPE / 16 {
+        // SAFETY: `p.add(i)` is inside `pad`, aligned for `__m128i`; SSE2 is baseline on
+        // x86_64. Volatile: the stores are not removed although `pad` is never read.
+        unsafe { core::ptr::write_volatile(p.add(i), _mm_setzero_si128()) };
+    }
+    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
 // Safe entry points. SAFETY (all five): `Keys` of this layout are only built and used through
@@ -568,12 +610,12 @@ fn ctr<const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
 
 pub(crate) fn encrypt_blocks(k: &Keys, buf: &mut [u8]) {
     // SAFETY: see above.
-    unsafe { by_rounds!(k.rounds, ecb_enc(k, buf)) }
+    unsafe { by_rounds!(k.rounds, x_ecb_enc(k, buf)) }
 }
 
 pub(crate) fn decrypt_blocks(k: &Keys, buf: &mut [u8]) {
     // SAFETY: see above.
-    unsafe { by_rounds!(k.rounds, ecb_dec(k, buf)) }
+    unsafe { by_rounds!(k.rounds, x_ecb_dec(k, buf)) }
 }
 
 pub(crate) fn cbc_encrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
@@ -583,10 +625,10 @@ pub(crate) fn cbc_encrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 
 pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     // SAFETY: see above.
-    unsafe { by_rounds!(k.rounds, cbc_dec(k, iv, buf)) }
+    unsafe { by_rounds!(k.rounds, x_cbc_dec(k, iv, buf)) }
 }
 
 pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
     // SAFETY: see above.
-    unsafe { by_rounds!(k.rounds, ctr(k, c, buf)) }
+    unsafe { by_rounds!(k.rounds, x_ctr(k, c, buf)) }
 }

@@ -1,0 +1,620 @@
+//! One source for the VAES kernels at both register widths: every kernel body below is generic
+//! over [`Vector`], implemented for ymm (`__m256i`, AVX2 + VAES, 2 blocks a register) in
+//! [`ymm`] and for zmm (`__m512i`, AVX-512 + VAES, 4 blocks a register) in [`zmm`], as the Linux
+//! kernel's `aes-gcm-avx10-x86_64.S` / `aes-ctr-avx-x86_64.S` instantiate one macro body at
+//! vector lengths 32 and 64.
+//!
+//! Dispatch: `Backend::Vaes256` runs the ymm instantiation (`vaes256.rs`; measured on Zen 3, where
+//! it replaced a separate ymm source that was 5-100% slower, README).
+//! `Backend::Vaes512` still runs `vaes512.rs`, the zmm kernels tested and tuned on Zen 4; the zmm
+//! instantiation here is compiled and tested where AVX-512 exists (its tests skip elsewhere)
+//! and replaces `vaes512.rs` once an AVX-512 machine has checked its speed.
+//!
+//! Techniques (all widths): 8 vectors in flight per loop iteration (Zen 3 issues two ymm VAESENC
+//! a cycle with latency 4: 8 independent registers keep both units busy); the round key of
+//! each round is broadcast from the schedule right where it is used ([`Vector::round_key`]), so
+//! 8 blocks + 1 key fit in 16 ymm registers and no broadcast copy of the schedule is written to
+//! the stack; the data XOR folded into the last round (`aesenclast(x, k_last ^ data)`); exact
+//! 128-bit CTR counters at an AND and an XOR per vector (`aesni`, "CTR counter blocks"); CBC
+//! chaining values loaded from the ciphertext at a one-block offset, stores in reverse order so
+//! that in-place operation never reads a block it has overwritten; tails with whole-register
+//! loads and stores plus one partial register ([`Vector::load_part`]: masked on zmm, a 16-byte
+//! access on ymm, where AMD's VPMASKMOV stores are slow).
+//!
+//! The trait also carries what a fused CTR + GHASH kernel needs at both widths (carry-less
+//! multiply, byte shuffles, broadcasts), so GCM can be written once on it as well.
+//!
+//! Constant time: VAES runs in data-independent time; loop bounds, branches and masks depend
+//! only on lengths and the round count.
+#![allow(clippy::needless_range_loop)]
+
+use core::arch::x86_64::*;
+
+use super::aesni::{Keys, ctr_batch_words, dec_schedule};
+
+pub(crate) mod ymm;
+pub(crate) mod zmm;
+
+/// A SIMD register of `BLOCKS` AES blocks and the operations the kernels need. Every method is
+/// `unsafe` because it executes the instructions of its width: callers must run on a CPU that
+/// has them (the `Backend` availability check) and be compiled with those target features, so
+/// that the `#[inline(always)]` methods turn into single instructions.
+pub(crate) trait Vector: Copy {
+    /// 16-byte blocks per register.
+    const BLOCKS: usize;
+    const BYTES: usize = 16 * Self::BLOCKS;
+
+    /// Unaligned load/store of a whole register at `p`.
+    unsafe fn load(p: *const u8) -> Self;
+    unsafe fn store(p: *mut u8, v: Self);
+    /// The first `blocks` (1 <= blocks < BLOCKS) blocks at `p`, the rest zero; touches only
+    /// those blocks.
+    unsafe fn load_part(p: *const u8, blocks: usize) -> Self;
+    /// Stores the first `blocks` (1 <= blocks < BLOCKS) blocks of `v` at `p`; touches only
+    /// those blocks.
+    unsafe fn store_part(p: *mut u8, blocks: usize, v: Self);
+
+    /// Round key `k` broadcast to every block, loaded from the schedule at this point of the
+    /// code. On ymm this is a forced load (inline `vbroadcasti128` from memory): it keeps the
+    /// key in a register for one round only, so the 8 blocks stay interleaved without spilling
+    /// round keys (LLVM otherwise hoists all keys, runs out of registers and serialises blocks).
+    /// On zmm (32 registers) a plain broadcast that LLVM keeps in registers.
+    unsafe fn round_key(k: &[u8; 16]) -> Self;
+    /// One 128-bit value broadcast to every block.
+    unsafe fn splat(x: __m128i) -> Self;
+    /// The 128-bit value with qwords `[q[0], q[1]]` (little-endian order) in every block, from
+    /// memory. On ymm: two 64-bit broadcast loads and a blend, no shuffle (Zen 3 runs shuffles
+    /// on the VAES pipes; loads and blends stay off them).
+    unsafe fn splat_qwords(q: &[u64; 2]) -> Self;
+    unsafe fn zero() -> Self;
+
+    unsafe fn xor(a: Self, b: Self) -> Self;
+    /// `a ^ (b & c)` (one VPTERNLOGQ on zmm).
+    unsafe fn xor_and(a: Self, b: Self, c: Self) -> Self;
+    unsafe fn aesenc(x: Self, k: Self) -> Self;
+    unsafe fn aesenclast(x: Self, k: Self) -> Self;
+    unsafe fn aesdec(x: Self, k: Self) -> Self;
+    unsafe fn aesdeclast(x: Self, k: Self) -> Self;
+
+    /// The block before each block of `cur`: `[prev.last, cur[0], ..., cur[BLOCKS - 2]]`.
+    unsafe fn prev_blocks(prev: Self, cur: Self) -> Self;
+
+    /// CTR selector words `W_k` for vector `i` of a batch of `8 * BLOCKS` blocks starting at
+    /// offset `r` (see `aesni`, "CTR counter blocks"): lane `j` is block `k = BLOCKS * i + j`.
+    /// Vector arithmetic only (`r` may be secret).
+    unsafe fn ctr_select(r: u64, i: usize) -> Self;
+
+    /// Carry-less multiply of the 64-bit halves selected by `IMM` in every 128-bit lane
+    /// (VPCLMULQDQ), for GHASH. Needs VPCLMULQDQ besides the width's features.
+    #[cfg_attr(not(test), allow(dead_code))]
+    unsafe fn clmul<const IMM: i32>(a: Self, b: Self) -> Self;
+    /// Byte shuffle within each 128-bit lane (VPSHUFB).
+    #[cfg_attr(not(test), allow(dead_code))]
+    unsafe fn shuffle_bytes(a: Self, idx: Self) -> Self;
+}
+
+/// Vectors per loop iteration.
+pub(crate) const VECS: usize = 8;
+
+/// Runs `$f::<NR>` with NR the schedule's round count as a const.
+macro_rules! by_nr {
+    ($rounds:expr, $f:ident ( $($a:expr),* )) => {
+        match $rounds {
+            10 => $f::<10>($($a),*),
+            12 => $f::<12>($($a),*),
+            _ => $f::<14>($($a),*),
+        }
+    };
+}
+use by_nr;
+
+/// Runs `$f::<V, NR, N>` with `N` = `$vecs` (0..=VECS) vectors, the last possibly partial. Exact
+/// counts: a vector past the end (zero-filled, store skipped) made LLVM split the blocks' AES
+/// chains into conditional pieces, hoist the round keys and spill them.
+macro_rules! by_count {
+    ($vecs:expr, $f:ident :: <$v:ty, $nr:ident> ( $($a:expr),* )) => {
+        match $vecs {
+            0 => {}
+            1 => $f::<$v, $nr, 1>($($a),*),
+            2 => $f::<$v, $nr, 2>($($a),*),
+            3 => $f::<$v, $nr, 3>($($a),*),
+            4 => $f::<$v, $nr, 4>($($a),*),
+            5 => $f::<$v, $nr, 5>($($a),*),
+            6 => $f::<$v, $nr, 6>($($a),*),
+            7 => $f::<$v, $nr, 7>($($a),*),
+            _ => $f::<$v, $nr, 8>($($a),*),
+        }
+    };
+}
+
+/// Loads vector `i` of the `n` vectors of `buf`: a whole register, except that with `TAIL` the
+/// last one (`i == n - 1`) may hold fewer blocks (at least one). `i` and `n` are constants
+/// after unrolling, so only the last vector of a tail has a branch, on the length.
+#[inline(always)]
+unsafe fn load_at<V: Vector, const TAIL: bool>(buf: &[u8], i: usize, n: usize) -> V {
+    let off = V::BYTES * i;
+    let p = buf.as_ptr().wrapping_add(off);
+    let have = buf.len().wrapping_sub(off);
+    debug_assert!(have >= 16 && (i + 1 == n || have >= V::BYTES));
+    if !TAIL || i + 1 < n || have >= V::BYTES {
+        // SAFETY: a full register at `p` lies inside `buf` (the caller's batch or tail shape);
+        // the caller's CPU runs `V`.
+        unsafe { V::load(p) }
+    } else {
+        // SAFETY: `have / 16` (>= 1) whole blocks at `p` lie inside `buf`.
+        unsafe { V::load_part(p, have / 16) }
+    }
+}
+
+/// Stores vector `i` of `n`, like [`load_at`].
+#[inline(always)]
+unsafe fn store_at<V: Vector, const TAIL: bool>(buf: &mut [u8], i: usize, n: usize, v: V) {
+    let off = V::BYTES * i;
+    let p = buf.as_mut_ptr().wrapping_add(off);
+    let have = buf.len().wrapping_sub(off);
+    debug_assert!(have >= 16 && (i + 1 == n || have >= V::BYTES));
+    if !TAIL || i + 1 < n || have >= V::BYTES {
+        // SAFETY: as in `load_at`.
+        unsafe { V::store(p, v) }
+    } else {
+        // SAFETY: `have / 16` (>= 1) whole blocks at `p` lie inside `buf`.
+        unsafe { V::store_part(p, have / 16, v) }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ECB
+
+/// `N` vectors (the last one possibly partial) of `buf`; `ks` is the encryption schedule, or the
+/// equivalent-inverse-cipher schedule when `DEC`.
+#[inline(always)]
+unsafe fn ecb_vecs<
+    V: Vector,
+    const NR: usize,
+    const N: usize,
+    const DEC: bool,
+    const TAIL: bool,
+>(
+    ks: &[[u8; 16]; 15],
+    buf: &mut [u8],
+) {
+    // SAFETY: for the whole body, the caller runs on a CPU with `V`'s features; every access is inside
+    // `buf` (`load_at`/`store_at`).
+    unsafe {
+        let k0 = V::round_key(&ks[0]);
+        let mut x: [V; N] = [V::zero(); N];
+        for i in 0..N {
+            x[i] = V::xor(load_at::<V, TAIL>(buf, i, N), k0);
+        }
+        for r in 1..NR {
+            let k = V::round_key(&ks[r]);
+            for v in x.iter_mut() {
+                *v = if DEC {
+                    V::aesdec(*v, k)
+                } else {
+                    V::aesenc(*v, k)
+                };
+            }
+        }
+        let kl = V::round_key(&ks[NR]);
+        for i in 0..N {
+            let y = if DEC {
+                V::aesdeclast(x[i], kl)
+            } else {
+                V::aesenclast(x[i], kl)
+            };
+            store_at::<V, TAIL>(buf, i, N, y);
+        }
+    }
+}
+
+#[inline(always)]
+unsafe fn ecb_tail<V: Vector, const NR: usize, const N: usize>(
+    ks: &[[u8; 16]; 15],
+    dec: bool,
+    buf: &mut [u8],
+) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        if dec {
+            ecb_vecs::<V, NR, N, true, true>(ks, buf)
+        } else {
+            ecb_vecs::<V, NR, N, false, true>(ks, buf)
+        }
+    }
+}
+
+#[inline(always)]
+unsafe fn ecb<V: Vector, const NR: usize, const DEC: bool>(ks: &[[u8; 16]; 15], buf: &mut [u8]) {
+    let mut chunks = buf.chunks_exact_mut(V::BYTES * VECS);
+    for c in &mut chunks {
+        // SAFETY: forwarded from the caller.
+        unsafe { ecb_vecs::<V, NR, VECS, DEC, false>(ks, c) }
+    }
+    let rest = chunks.into_remainder();
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        by_count!(
+            rest.len().div_ceil(V::BYTES),
+            ecb_tail::<V, NR>(ks, DEC, rest)
+        )
+    }
+}
+
+/// ECB encryption of whole blocks.
+#[inline(always)]
+pub(crate) unsafe fn ecb_enc<V: Vector, const NR: usize>(rk: &Keys, buf: &mut [u8]) {
+    // SAFETY: forwarded from the caller.
+    unsafe { ecb::<V, NR, false>(&rk.enc, buf) }
+}
+
+/// ECB decryption of whole blocks. The decryption schedule is derived into a local that is
+/// wiped before returning.
+#[inline(always)]
+pub(crate) unsafe fn ecb_dec<V: Vector, const NR: usize>(rk: &Keys, buf: &mut [u8]) {
+    // SAFETY: the caller runs on a CPU with AES-NI (and `V`'s features).
+    let dk = unsafe { dec_schedule::<NR>(rk) };
+    // SAFETY: forwarded from the caller.
+    unsafe { ecb::<V, NR, true>(&dk.0, buf) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CBC decryption
+
+/// `N` vectors of one batch. IMPLEMENTATION NOTE: the chaining value of vector `i` is the
+/// ciphertext one block before it, loaded from `buf` at a one-block offset; vectors are
+/// finished and stored from the last to the first, so each of those loads still sees
+/// ciphertext although the buffer is decrypted in place. Vector 0's first chaining block is
+/// the previous batch's last ciphertext block, carried in the last block of `carry`. No
+/// ciphertext is kept in registers across the rounds, so 8 vectors and a round key fit in 16
+/// ymm registers.
+#[inline(always)]
+unsafe fn cbc_dec_vecs<V: Vector, const NR: usize, const N: usize, const TAIL: bool>(
+    dk: &[[u8; 16]; 15],
+    carry: &mut V,
+    c: &mut [u8],
+) {
+    // SAFETY: for the whole body, the caller runs on a CPU with `V`'s features; every access is inside
+    // `c`: `load_at`/`store_at`, and for i >= 1 the chaining load starts at byte
+    // `V::BYTES * i - 16 >= 0` and covers whole registers only where `c` has them, else the
+    // `have / 16 - 1 >= 1` blocks that precede the end.
+    unsafe {
+        let k0 = V::round_key(&dk[0]);
+        let mut x: [V; N] = [V::zero(); N];
+        for i in 0..N {
+            x[i] = V::xor(load_at::<V, TAIL>(c, i, N), k0);
+        }
+        // The last ciphertext block of a full batch, before it is overwritten (a tail is the
+        // last call, with no batch after it).
+        let next = if TAIL {
+            *carry
+        } else {
+            V::load(c.as_ptr().add(V::BYTES * (N - 1)))
+        };
+        for r in 1..NR {
+            let k = V::round_key(&dk[r]);
+            for v in x.iter_mut() {
+                *v = V::aesdec(*v, k);
+            }
+        }
+        for i in (0..N).rev() {
+            let kl = V::round_key(&dk[NR]);
+            let chain = if i == 0 {
+                V::prev_blocks(*carry, load_at::<V, TAIL>(c, 0, N))
+            } else {
+                let off = V::BYTES * i - 16;
+                let have = c.len() - off;
+                let p = c.as_ptr().add(off);
+                if !TAIL || i + 1 < N || have >= V::BYTES {
+                    V::load(p)
+                } else {
+                    V::load_part(p, have / 16 - 1)
+                }
+            };
+            store_at::<V, TAIL>(c, i, N, V::aesdeclast(x[i], V::xor(kl, chain)));
+        }
+        *carry = next;
+    }
+}
+
+#[inline(always)]
+unsafe fn cbc_dec_tail<V: Vector, const NR: usize, const N: usize>(
+    dk: &[[u8; 16]; 15],
+    carry: &mut V,
+    c: &mut [u8],
+) {
+    // SAFETY: forwarded from the caller.
+    unsafe { cbc_dec_vecs::<V, NR, N, true>(dk, carry, c) }
+}
+
+/// CBC decryption of whole blocks in place; `iv` becomes the last ciphertext block.
+#[inline(always)]
+pub(crate) unsafe fn cbc_dec<V: Vector, const NR: usize>(
+    rk: &Keys,
+    iv: &mut [u8; 16],
+    buf: &mut [u8],
+) {
+    if buf.is_empty() {
+        return;
+    }
+    // SAFETY: the caller runs on a CPU with AES-NI (and `V`'s features).
+    let dk = unsafe { dec_schedule::<NR>(rk) };
+    let last: [u8; 16] = buf[buf.len() - 16..].try_into().unwrap();
+    // SAFETY: the caller runs on a CPU with `V`'s features; `iv` is 16 readable bytes.
+    let mut carry = unsafe { V::splat(_mm_loadu_si128(iv.as_ptr().cast())) };
+    let mut chunks = buf.chunks_exact_mut(V::BYTES * VECS);
+    for c in &mut chunks {
+        // SAFETY: forwarded from the caller.
+        unsafe { cbc_dec_vecs::<V, NR, VECS, false>(&dk.0, &mut carry, c) }
+    }
+    let rest = chunks.into_remainder();
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        by_count!(
+            rest.len().div_ceil(V::BYTES),
+            cbc_dec_tail::<V, NR>(&dk.0, &mut carry, rest)
+        )
+    }
+    *iv = last;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CTR
+
+/// The whitened base `A ^ k0` and the carry word `D'` of the batch whose aligned first
+/// counter is `a`, as registers (see `aesni`, "CTR counter blocks").
+#[inline(always)]
+unsafe fn ctr_words<V: Vector>(k0: &[u8; 16], a: u128) -> (V, V) {
+    let batch = (VECS * V::BLOCKS) as u64;
+    let ((lo, hi), (dlo, dhi)) = ctr_batch_words(a, batch);
+    let (aq, dq) = ([lo as u64, hi as u64], [dlo as u64, dhi as u64]);
+    // SAFETY: the caller runs on a CPU with `V`'s features.
+    unsafe {
+        (
+            V::xor(V::splat_qwords(&aq), V::round_key(k0)),
+            V::splat_qwords(&dq),
+        )
+    }
+}
+
+/// `N` vectors of one batch, from its words `(av, dv)` ([`ctr_words`]).
+#[inline(always)]
+unsafe fn ctr_vecs<V: Vector, const NR: usize, const N: usize, const TAIL: bool>(
+    ks: &[[u8; 16]; 15],
+    w: &[V; VECS],
+    (av, dv): (V, V),
+    c: &mut [u8],
+) {
+    // SAFETY: for the whole body, the caller runs on a CPU with `V`'s features; every access
+    // is inside `c` (`load_at`/`store_at`).
+    unsafe {
+        let mut x: [V; N] = [V::zero(); N];
+        for i in 0..N {
+            x[i] = V::xor_and(av, dv, w[i]);
+        }
+        for r in 1..NR {
+            let k = V::round_key(&ks[r]);
+            for v in x.iter_mut() {
+                *v = V::aesenc(*v, k);
+            }
+        }
+        // The last round key is loaded again for each vector rather than kept live across the
+        // stores: held in a register there it was spilled to the stack for AES-256.
+        for i in 0..N {
+            let d = V::xor(V::round_key(&ks[NR]), load_at::<V, TAIL>(c, i, N));
+            store_at::<V, TAIL>(c, i, N, V::aesenclast(x[i], d));
+        }
+    }
+}
+
+#[inline(always)]
+unsafe fn ctr_tail<V: Vector, const NR: usize, const N: usize>(
+    ks: &[[u8; 16]; 15],
+    w: &[V; VECS],
+    a: u128,
+    c: &mut [u8],
+) {
+    // SAFETY: forwarded from the caller.
+    unsafe { ctr_vecs::<V, NR, N, true>(ks, w, ctr_words(&ks[0], a), c) }
+}
+
+/// `buf ^= E(ctr) || E(ctr + 1) || ...` (mod 2^128), whole blocks.
+#[inline(always)]
+pub(crate) unsafe fn ctr<V: Vector, const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
+    let batch = (VECS * V::BLOCKS) as u64;
+    // Batches start at aligned counters `a`; the offset r is the same for all of them.
+    let r = ctr as u64 & (batch - 1);
+    // An explicit loop, not `array::from_fn`: its closure carries no target features and was
+    // called out of line once per vector.
+    // SAFETY: the caller runs on a CPU with `V`'s features.
+    let mut w: [V; VECS] = [unsafe { V::zero() }; VECS];
+    // Only the selectors a short message uses (a length, not a secret, bounds the loop).
+    let used = buf.len().div_ceil(V::BYTES).min(VECS);
+    for (i, w) in w.iter_mut().enumerate().take(used) {
+        // SAFETY: as above.
+        *w = unsafe { V::ctr_select(r, i) };
+    }
+    let mut a = ctr & !(batch as u128 - 1);
+    let mut chunks = buf.chunks_exact_mut(V::BYTES * VECS);
+    for c in &mut chunks {
+        // The batch's words are loaded inside its iteration: prepared one iteration ahead
+        // (tried for Zen 2, where llvm-mca models the counter path as the bound) they held two
+        // more registers across the rounds and LLVM spilled round keys for AES-256.
+        // SAFETY: forwarded from the caller.
+        unsafe { ctr_vecs::<V, NR, VECS, false>(&rk.enc, &w, ctr_words(&rk.enc[0], a), c) }
+        a = a.wrapping_add(batch as u128);
+    }
+    let rest = chunks.into_remainder();
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        by_count!(
+            rest.len().div_ceil(V::BYTES),
+            ctr_tail::<V, NR>(&rk.enc, &w, a, rest)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Both instantiations called directly (no dispatch shortcuts), against `soft`, on every
+    //! block count up to three batches of zmm plus a few, so every tail shape of both widths
+    //! is crossed; CTR counters around the 64- and 128-bit carries. The zmm tests run only
+    //! where the CPU has AVX-512 and say so when they skip.
+    use super::*;
+    use crate::{Aes, Backend};
+    use std::vec::Vec;
+
+    type Kernels = (
+        fn(&Keys, &mut [u8]),
+        fn(&Keys, &mut [u8]),
+        fn(&Keys, &mut [u8; 16], &mut [u8]),
+        fn(&Keys, u128, &mut [u8]),
+    );
+
+    fn data(n: usize, seed: u8) -> Vec<u8> {
+        (0..n)
+            .map(|i| (i as u8).wrapping_mul(29).wrapping_add(seed) ^ (i >> 7) as u8)
+            .collect()
+    }
+
+    fn check(name: &str, (enc, dec, cbc_dec, ctr): Kernels) {
+        for kl in [16, 24, 32] {
+            let key = data(kl, 3);
+            let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
+            let hw = crate::backend::aesni::expand(&key);
+            for blocks in 0..=(3 * 32 + 5) {
+                let src = data(16 * blocks, blocks as u8);
+                let (mut x, mut y) = (src.clone(), src.clone());
+                enc(&hw, &mut x);
+                soft.encrypt_blocks(&mut y);
+                assert_eq!(x, y, "{name} ecb-enc key={kl} blocks={blocks}");
+                dec(&hw, &mut x);
+                assert_eq!(x, src, "{name} ecb-dec key={kl} blocks={blocks}");
+                let iv: [u8; 16] = data(16, 77).try_into().unwrap();
+                let mut ct = src.clone();
+                soft.cbc_encrypt(&iv, &mut ct).unwrap();
+                let mut v = iv;
+                let mut pt = ct.clone();
+                cbc_dec(&hw, &mut v, &mut pt);
+                assert_eq!(pt, src, "{name} cbc-dec key={kl} blocks={blocks}");
+                if blocks > 0 {
+                    assert_eq!(v[..], ct[ct.len() - 16..], "{name} cbc-dec iv out");
+                }
+                for c in [
+                    0u128,
+                    5,
+                    u64::MAX as u128 - 40,
+                    (9 << 64) | (u64::MAX as u128 - 3),
+                    u128::MAX - 50,
+                    u128::MAX,
+                ] {
+                    let (mut x, mut y) = (src.clone(), src.clone());
+                    ctr(&hw, c, &mut x);
+                    soft.ctr_xor_at(&c.to_be_bytes(), 0, &mut y);
+                    assert_eq!(x, y, "{name} ctr key={kl} blocks={blocks} ctr={c:x}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ymm_matches_soft() {
+        if !Backend::Vaes256.is_available() {
+            std::eprintln!("SKIPPED: this CPU has no VAES + AVX2 (ymm kernels not run)");
+            return;
+        }
+        check(
+            "ymm",
+            (
+                ymm::encrypt_blocks,
+                ymm::decrypt_blocks,
+                ymm::cbc_decrypt,
+                ymm::ctr_xor,
+            ),
+        );
+    }
+
+    #[test]
+    fn zmm_matches_soft() {
+        if !Backend::Vaes512.is_available() {
+            std::eprintln!("SKIPPED: this CPU has no AVX-512 + VAES (zmm kernels not run)");
+            return;
+        }
+        check(
+            "zmm",
+            (
+                zmm::encrypt_blocks,
+                zmm::decrypt_blocks,
+                zmm::cbc_decrypt,
+                zmm::ctr_xor,
+            ),
+        );
+    }
+
+    /// Reference carry-less multiply of two 64-bit words.
+    fn clmul64(a: u64, b: u64) -> u128 {
+        (0..64).fold(0u128, |acc, i| {
+            if b >> i & 1 == 1 {
+                acc ^ (a as u128) << i
+            } else {
+                acc
+            }
+        })
+    }
+
+    /// `clmul` and `shuffle_bytes` (for GHASH) per 128-bit lane against scalar references.
+    fn check_ghash_ops<V: Vector>(name: &str, run: impl Fn(&dyn Fn())) {
+        let a: Vec<u8> = data(V::BYTES, 1);
+        let b: Vec<u8> = data(V::BYTES, 200);
+        let idx: Vec<u8> = (0..V::BYTES).map(|i| (15 - i % 16) as u8).collect();
+        let q = |v: &[u8], lane: usize, half: usize| {
+            u64::from_le_bytes(v[16 * lane + 8 * half..][..8].try_into().unwrap())
+        };
+        run(&|| {
+            let mut out = std::vec![0u8; V::BYTES];
+            // SAFETY: `run` calls this only on a CPU with the width's features and VPCLMULQDQ;
+            // all buffers are `V::BYTES` long.
+            unsafe {
+                let (va, vb) = (V::load(a.as_ptr()), V::load(b.as_ptr()));
+                V::store(out.as_mut_ptr(), V::clmul::<0x10>(va, vb));
+                for lane in 0..V::BLOCKS {
+                    let want = clmul64(q(&a, lane, 0), q(&b, lane, 1));
+                    let got = u128::from_le_bytes(out[16 * lane..][..16].try_into().unwrap());
+                    assert_eq!(got, want, "{name} clmul lane {lane}");
+                }
+                V::store(
+                    out.as_mut_ptr(),
+                    V::shuffle_bytes(va, V::load(idx.as_ptr())),
+                );
+                for (i, &o) in out.iter().enumerate() {
+                    assert_eq!(o, a[16 * (i / 16) + 15 - i % 16], "{name} shuffle byte {i}");
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn ghash_building_blocks() {
+        #[target_feature(enable = "avx2,vaes,vpclmulqdq,aes,sse4.2")]
+        fn on_ymm(f: &dyn Fn()) {
+            f()
+        }
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,avx2,sse4.2")]
+        fn on_zmm(f: &dyn Fn()) {
+            f()
+        }
+        let f = crate::cpu::features();
+        if Backend::Vaes256.is_available() && f.vpclmulqdq {
+            // SAFETY: the features were just checked.
+            check_ghash_ops::<__m256i>("ymm", |g| unsafe { on_ymm(g) });
+        } else {
+            std::eprintln!("SKIPPED: no VAES + VPCLMULQDQ on ymm here");
+        }
+        if Backend::Vaes512.is_available() && f.vpclmulqdq {
+            // SAFETY: the features were just checked.
+            check_ghash_ops::<__m512i>("zmm", |g| unsafe { on_zmm(g) });
+        } else {
+            std::eprintln!("SKIPPED: no AVX-512 + VPCLMULQDQ here (zmm GHASH operations not run)");
+        }
+    }
+}

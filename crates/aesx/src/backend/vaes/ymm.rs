@@ -1,0 +1,198 @@
+//! [`Vector`] for ymm registers (AVX2 + VAES): 2 blocks a register, and the `vaes256` entry
+//! points that instantiate the generic kernels at this width.
+
+use core::arch::asm;
+use core::arch::x86_64::*;
+
+use super::{Vector, by_nr};
+use crate::backend::aesni::Keys;
+
+impl Vector for __m256i {
+    const BLOCKS: usize = 2;
+
+    #[inline(always)]
+    unsafe fn load(p: *const u8) -> Self {
+        // SAFETY: the caller passes 32 readable bytes.
+        unsafe { _mm256_loadu_si256(p.cast()) }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut u8, v: Self) {
+        // SAFETY: the caller passes 32 writable bytes.
+        unsafe { _mm256_storeu_si256(p.cast(), v) }
+    }
+    #[inline(always)]
+    unsafe fn load_part(p: *const u8, blocks: usize) -> Self {
+        debug_assert_eq!(blocks, 1);
+        // SAFETY: one block (16 bytes) is readable at `p`.
+        unsafe { _mm256_zextsi128_si256(_mm_loadu_si128(p.cast())) }
+    }
+    #[inline(always)]
+    unsafe fn store_part(p: *mut u8, blocks: usize, v: Self) {
+        debug_assert_eq!(blocks, 1);
+        // SAFETY: one block (16 bytes) is writable at `p`.
+        unsafe { _mm_storeu_si128(p.cast(), _mm256_castsi256_si128(v)) }
+    }
+    #[inline(always)]
+    unsafe fn round_key(k: &[u8; 16]) -> Self {
+        // SAFETY: forwarded (AVX2).
+        unsafe { broadcast_load(k) }
+    }
+    #[inline(always)]
+    unsafe fn splat(x: __m128i) -> Self {
+        // SAFETY: AVX2 (the caller's CPU has it).
+        unsafe { _mm256_broadcastsi128_si256(x) }
+    }
+    #[inline(always)]
+    unsafe fn splat_qwords(q: &[u64; 2]) -> Self {
+        // SAFETY: forwarded (AVX2).
+        unsafe { _mm256_blend_epi32::<0b1100_1100>(qword_load(&q[0]), qword_load(&q[1])) }
+    }
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        // SAFETY: AVX (the caller's CPU has it).
+        unsafe { _mm256_setzero_si256() }
+    }
+    #[inline(always)]
+    unsafe fn xor(a: Self, b: Self) -> Self {
+        // SAFETY: AVX2.
+        unsafe { _mm256_xor_si256(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn xor_and(a: Self, b: Self, c: Self) -> Self {
+        // SAFETY: AVX2.
+        unsafe { _mm256_xor_si256(a, _mm256_and_si256(b, c)) }
+    }
+    #[inline(always)]
+    unsafe fn aesenc(x: Self, k: Self) -> Self {
+        // SAFETY: VAES.
+        unsafe { _mm256_aesenc_epi128(x, k) }
+    }
+    #[inline(always)]
+    unsafe fn aesenclast(x: Self, k: Self) -> Self {
+        // SAFETY: VAES.
+        unsafe { _mm256_aesenclast_epi128(x, k) }
+    }
+    #[inline(always)]
+    unsafe fn aesdec(x: Self, k: Self) -> Self {
+        // SAFETY: VAES.
+        unsafe { _mm256_aesdec_epi128(x, k) }
+    }
+    #[inline(always)]
+    unsafe fn aesdeclast(x: Self, k: Self) -> Self {
+        // SAFETY: VAES.
+        unsafe { _mm256_aesdeclast_epi128(x, k) }
+    }
+    #[inline(always)]
+    unsafe fn prev_blocks(prev: Self, cur: Self) -> Self {
+        // SAFETY: AVX2. [prev.hi, cur.lo].
+        unsafe { _mm256_permute2x128_si256::<0x21>(prev, cur) }
+    }
+    #[inline(always)]
+    unsafe fn ctr_select(r: u64, i: usize) -> Self {
+        const BATCH: u64 = (super::VECS * 2) as u64;
+        // SAFETY: AVX2.
+        unsafe {
+            let r = _mm256_set1_epi64x(r as i64);
+            let low = ((BATCH - 1) << 56) as i64;
+            // The low bits of byte 15 live in the high qword of each 128-bit lane.
+            let low_bits = _mm256_set_epi64x(low, 0, low, 0);
+            let k = 2 * i as i64;
+            let u = _mm256_add_epi64(r, _mm256_set_epi64x(k + 1, k + 1, k, k));
+            let m = _mm256_sub_epi64(
+                _mm256_setzero_si256(),
+                _mm256_srli_epi64::<{ BATCH.trailing_zeros() as i32 }>(u),
+            );
+            // low_bits ? (u << 56) : m
+            _mm256_or_si256(
+                _mm256_andnot_si256(low_bits, m),
+                _mm256_and_si256(low_bits, _mm256_slli_epi64::<56>(u)),
+            )
+        }
+    }
+    #[inline(always)]
+    unsafe fn clmul<const IMM: i32>(a: Self, b: Self) -> Self {
+        // SAFETY: VPCLMULQDQ (the caller's CPU has it).
+        unsafe { _mm256_clmulepi64_epi128::<IMM>(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn shuffle_bytes(a: Self, idx: Self) -> Self {
+        // SAFETY: AVX2.
+        unsafe { _mm256_shuffle_epi8(a, idx) }
+    }
+}
+
+/// VBROADCASTI128 from memory, as inline assembly so that LLVM keeps the load where it is
+/// written (see [`Vector::round_key`]). `readonly` without `pure`: not hoisted, not merged.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn broadcast_load(k: &[u8; 16]) -> __m256i {
+    let v: __m256i;
+    // SAFETY: `k` is 16 readable bytes and VBROADCASTI128 reads exactly those; AVX2 is enabled.
+    unsafe {
+        asm!(
+            "vbroadcasti128 {v}, xmmword ptr [{p}]",
+            v = out(ymm_reg) v,
+            p = in(reg) k.as_ptr(),
+            options(nostack, preserves_flags, readonly),
+        )
+    };
+    v
+}
+
+/// VPBROADCASTQ from memory (a load, no shuffle), kept in place like [`broadcast_load`].
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn qword_load(q: &u64) -> __m256i {
+    let v: __m256i;
+    // SAFETY: `q` is 8 readable bytes and VPBROADCASTQ reads exactly those; AVX2 is enabled.
+    unsafe {
+        asm!(
+            "vpbroadcastq {v}, qword ptr [{p}]",
+            v = out(ymm_reg) v,
+            p = in(reg) q as *const u64,
+            options(nostack, preserves_flags, readonly),
+        )
+    };
+    v
+}
+
+// Entry points, compiled with the ymm features. SAFETY (all): `Backend::Vaes256` (`vaes256.rs`)
+// dispatches here only after `Aes::with_backend` checked AVX2, VAES, AES-NI and SSE4.2 (`is_available`).
+
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
+fn ecb_enc<const NR: usize>(k: &Keys, buf: &mut [u8]) {
+    // SAFETY: the target features above.
+    unsafe { super::ecb_enc::<__m256i, NR>(k, buf) }
+}
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
+fn ecb_dec<const NR: usize>(k: &Keys, buf: &mut [u8]) {
+    // SAFETY: the target features above.
+    unsafe { super::ecb_dec::<__m256i, NR>(k, buf) }
+}
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
+fn cbc_dec<const NR: usize>(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
+    // SAFETY: the target features above.
+    unsafe { super::cbc_dec::<__m256i, NR>(k, iv, buf) }
+}
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
+fn ctr<const NR: usize>(k: &Keys, c: u128, buf: &mut [u8]) {
+    // SAFETY: the target features above.
+    unsafe { super::ctr::<__m256i, NR>(k, c, buf) }
+}
+
+pub(crate) fn encrypt_blocks(k: &Keys, buf: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_nr!(k.rounds, ecb_enc(k, buf)) }
+}
+pub(crate) fn decrypt_blocks(k: &Keys, buf: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_nr!(k.rounds, ecb_dec(k, buf)) }
+}
+pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_nr!(k.rounds, cbc_dec(k, iv, buf)) }
+}
+pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_nr!(k.rounds, ctr(k, c, buf)) }
+}

@@ -1,0 +1,173 @@
+//! [`Vector`] for zmm registers (AVX-512F/BW/VL + VAES): 4 blocks a register, and entry points
+//! that instantiate the generic kernels at this width.
+//!
+//! NOT DISPATCHED YET: `Backend::Vaes512` runs `vaes512.rs` (tested and tuned on Zen 4). These
+//! entry points are exercised by the tests below wherever the CPU has AVX-512 (skipped
+//! elsewhere); once an AVX-512 machine has confirmed them at least as fast, dispatch switches
+//! and `vaes512.rs` goes.
+
+use core::arch::x86_64::*;
+
+use super::{Vector, by_nr};
+use crate::backend::aesni::Keys;
+
+impl Vector for __m512i {
+    const BLOCKS: usize = 4;
+
+    #[inline(always)]
+    unsafe fn load(p: *const u8) -> Self {
+        // SAFETY: the caller passes 64 readable bytes.
+        unsafe { _mm512_loadu_si512(p.cast()) }
+    }
+    #[inline(always)]
+    unsafe fn store(p: *mut u8, v: Self) {
+        // SAFETY: the caller passes 64 writable bytes.
+        unsafe { _mm512_storeu_si512(p.cast(), v) }
+    }
+    #[inline(always)]
+    unsafe fn load_part(p: *const u8, blocks: usize) -> Self {
+        debug_assert!((1..4).contains(&blocks));
+        // SAFETY: `blocks` blocks are readable at `p`; the masked load reads only those qwords
+        // and suppresses faults on the others (AVX-512F).
+        unsafe { _mm512_maskz_loadu_epi64(((1u32 << (2 * blocks)) - 1) as __mmask8, p.cast()) }
+    }
+    #[inline(always)]
+    unsafe fn store_part(p: *mut u8, blocks: usize, v: Self) {
+        debug_assert!((1..4).contains(&blocks));
+        // SAFETY: `blocks` blocks are writable at `p`; the masked store writes only those.
+        unsafe { _mm512_mask_storeu_epi64(p.cast(), ((1u32 << (2 * blocks)) - 1) as __mmask8, v) }
+    }
+    #[inline(always)]
+    unsafe fn round_key(k: &[u8; 16]) -> Self {
+        // 32 zmm registers hold every round key, the selectors and 8 vectors: a plain broadcast
+        // that LLVM may keep in a register.
+        // SAFETY: `k` is 16 readable bytes; AVX-512F.
+        unsafe { _mm512_broadcast_i32x4(_mm_loadu_si128(k.as_ptr().cast())) }
+    }
+    #[inline(always)]
+    unsafe fn splat(x: __m128i) -> Self {
+        // SAFETY: AVX2 (the caller's CPU has it).
+        unsafe { _mm512_broadcast_i32x4(x) }
+    }
+    #[inline(always)]
+    unsafe fn splat_qwords(q: &[u64; 2]) -> Self {
+        // SAFETY: AVX-512F.
+        unsafe { _mm512_broadcast_i32x4(_mm_set_epi64x(q[1] as i64, q[0] as i64)) }
+    }
+    #[inline(always)]
+    unsafe fn zero() -> Self {
+        // SAFETY: AVX (the caller's CPU has it).
+        unsafe { _mm512_setzero_si512() }
+    }
+    #[inline(always)]
+    unsafe fn xor(a: Self, b: Self) -> Self {
+        // SAFETY: AVX2.
+        unsafe { _mm512_xor_si512(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn xor_and(a: Self, b: Self, c: Self) -> Self {
+        // SAFETY: AVX-512F. One VPTERNLOGQ: A ^ (B & C).
+        unsafe { _mm512_ternarylogic_epi64::<0x78>(a, b, c) }
+    }
+    #[inline(always)]
+    unsafe fn aesenc(x: Self, k: Self) -> Self {
+        // SAFETY: VAES.
+        unsafe { _mm512_aesenc_epi128(x, k) }
+    }
+    #[inline(always)]
+    unsafe fn aesenclast(x: Self, k: Self) -> Self {
+        // SAFETY: VAES.
+        unsafe { _mm512_aesenclast_epi128(x, k) }
+    }
+    #[inline(always)]
+    unsafe fn aesdec(x: Self, k: Self) -> Self {
+        // SAFETY: VAES.
+        unsafe { _mm512_aesdec_epi128(x, k) }
+    }
+    #[inline(always)]
+    unsafe fn aesdeclast(x: Self, k: Self) -> Self {
+        // SAFETY: VAES.
+        unsafe { _mm512_aesdeclast_epi128(x, k) }
+    }
+    #[inline(always)]
+    unsafe fn prev_blocks(prev: Self, cur: Self) -> Self {
+        // SAFETY: AVX-512F. [prev.3, cur.0, cur.1, cur.2].
+        unsafe { _mm512_alignr_epi64::<6>(cur, prev) }
+    }
+    #[inline(always)]
+    unsafe fn ctr_select(r: u64, i: usize) -> Self {
+        const BATCH: u64 = (super::VECS * 4) as u64;
+        // SAFETY: AVX-512F.
+        unsafe {
+            let r = _mm512_set1_epi64(r as i64);
+            let low = ((BATCH - 1) << 56) as i64;
+            let low_bits = _mm512_set_epi64(low, 0, low, 0, low, 0, low, 0);
+            let k = 4 * i as i64;
+            let u = _mm512_add_epi64(
+                r,
+                _mm512_set_epi64(k + 3, k + 3, k + 2, k + 2, k + 1, k + 1, k, k),
+            );
+            let m = _mm512_sub_epi64(
+                _mm512_setzero_si512(),
+                _mm512_srli_epi64::<{ BATCH.trailing_zeros() }>(u),
+            );
+            _mm512_ternarylogic_epi64::<0xD8>(m, _mm512_slli_epi64::<56>(u), low_bits)
+        }
+    }
+    #[inline(always)]
+    unsafe fn clmul<const IMM: i32>(a: Self, b: Self) -> Self {
+        // SAFETY: VPCLMULQDQ (the caller's CPU has it).
+        unsafe { _mm512_clmulepi64_epi128::<IMM>(a, b) }
+    }
+    #[inline(always)]
+    unsafe fn shuffle_bytes(a: Self, idx: Self) -> Self {
+        // SAFETY: AVX-512BW.
+        unsafe { _mm512_shuffle_epi8(a, idx) }
+    }
+}
+
+// Entry points, compiled with the zmm features. SAFETY (all): callers (the tests below; later
+// `Backend::Vaes512`) reach them only after checking AVX-512F/BW/VL, VAES, AVX2, AES-NI and
+// SSE4.2 (`Backend::Vaes512.is_available()`).
+
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
+fn ecb_enc<const NR: usize>(k: &Keys, buf: &mut [u8]) {
+    // SAFETY: the target features above.
+    unsafe { super::ecb_enc::<__m512i, NR>(k, buf) }
+}
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
+fn ecb_dec<const NR: usize>(k: &Keys, buf: &mut [u8]) {
+    // SAFETY: the target features above.
+    unsafe { super::ecb_dec::<__m512i, NR>(k, buf) }
+}
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
+fn cbc_dec<const NR: usize>(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
+    // SAFETY: the target features above.
+    unsafe { super::cbc_dec::<__m512i, NR>(k, iv, buf) }
+}
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
+fn ctr<const NR: usize>(k: &Keys, c: u128, buf: &mut [u8]) {
+    // SAFETY: the target features above.
+    unsafe { super::ctr::<__m512i, NR>(k, c, buf) }
+}
+
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn encrypt_blocks(k: &Keys, buf: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_nr!(k.rounds, ecb_enc(k, buf)) }
+}
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn decrypt_blocks(k: &Keys, buf: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_nr!(k.rounds, ecb_dec(k, buf)) }
+}
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_nr!(k.rounds, cbc_dec(k, iv, buf)) }
+}
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_nr!(k.rounds, ctr(k, c, buf)) }
+}

@@ -1,0 +1,210 @@
+//! Key residue (issue 14, finding 2): once an `Aes` has been used and dropped, no copy of its
+//! round keys may be left anywhere in the process's writable memory: not on the calling
+//! thread's stack (kernels, key expansion, the moves of `Aes::new`), not on the stacks of the
+//! multi-threaded CTR workers, not in freed heap.
+//!
+//! Method: for every available backend and every key size, the test runs itself as a child
+//! process that expands a fresh random key, uses it through every entry point from a deep stack
+//! frame (so the stack it used lies below the frames alive at scan time), drops it, and then
+//! reads all of its own writable private mappings through `/proc/self/mem`, looking for round
+//! keys 2 and last (and 1 for AES-128; for longer keys round key 1 holds key bytes, which the
+//! child itself keeps). The child receives the round keys XOR-masked and compares masked, so
+//! the needles themselves never appear in its memory. Linux only (procfs).
+#![cfg(target_os = "linux")]
+
+use std::io::{Read, Seek, SeekFrom};
+use std::process::Command;
+
+use aesx::{Aes, Backend, CbcDecryptor, CbcEncryptor, Ctr};
+
+const MASK: [u8; 16] = *b"\x5a\xc3\x11\x9e\x07\xe4\x38\xb1\x6d\x92\x2f\xa6\x41\xd8\x73\x0c";
+const CHILD: &str = "AESX_RESIDUE_CHILD";
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len() / 2)
+        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
+/// Everything the child does with the key, from a frame well below the scanner's.
+#[inline(never)]
+fn use_key(backend: Backend, key: &[u8], threads: bool) {
+    let aes = Aes::with_backend(key, backend).unwrap();
+    let iv = [0x24u8; 16];
+    let only = std::env::var("AESX_RESIDUE_ONLY").unwrap_or_default();
+    let on = |s: &str| only.is_empty() || only == s;
+    for len in [16usize, 32, 48, 64, 80, 112, 128, 256, 272, 4096 + 48] {
+        let mut buf = vec![0x3cu8; len];
+        if on("ecb") {
+            aes.encrypt_blocks(&mut buf);
+            aes.decrypt_blocks(&mut buf);
+        }
+        if on("block") {
+            aes.encrypt_block((&mut buf[..16]).try_into().unwrap());
+            aes.decrypt_block((&mut buf[..16]).try_into().unwrap());
+        }
+        if on("cbc") {
+            CbcEncryptor::new(&aes, &iv)
+                .encrypt_blocks(&mut buf)
+                .unwrap();
+            CbcDecryptor::new(&aes, &iv)
+                .decrypt_blocks(&mut buf)
+                .unwrap();
+        }
+        if on("ctr") {
+            Ctr::new(&aes, &iv).apply_keystream(&mut buf[..len - 5]);
+            aes.ctr_xor_at(&iv, 7, &mut buf);
+        }
+        std::hint::black_box(&buf);
+    }
+    let _ = aes.backend();
+    #[cfg(feature = "rayon")]
+    if threads && on("threads") {
+        let mut big = vec![0u8; 4 << 20];
+        aes.ctr_xor_at_threads(&iv, 3, &mut big, 2);
+        std::hint::black_box(&big);
+    }
+    #[cfg(not(feature = "rayon"))]
+    let _ = threads;
+    // Dropped where it lives, at the end of the scope: `drop(aes)` would first move (copy) it
+    // into `drop`'s argument and wipe only that copy (see the README on moves).
+}
+
+/// Calls `use_key` below a 64 KiB stack pad that is written first (so its pages are mapped).
+#[inline(never)]
+fn deep(backend: Backend, key: &[u8], threads: bool) {
+    let mut pad = [0u8; 64 * 1024];
+    std::hint::black_box(&mut pad);
+    use_key(backend, key, threads);
+    std::hint::black_box(&pad);
+}
+
+/// Counts occurrences of each masked needle in the child's writable private mappings.
+fn scan(needles: &[[u8; 16]]) -> Vec<(usize, String)> {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    let mut mem = std::fs::File::open("/proc/self/mem").unwrap();
+    let mut found = Vec::new();
+    let mut chunk = vec![0u8; 1 << 20];
+    for line in maps.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let perms = f[1];
+        // Writable, private; skip the vsyscall/vvar pages.
+        if !perms.starts_with("rw") || !perms.ends_with('p') || line.contains("[vvar") {
+            continue;
+        }
+        let name = f.get(5).copied().unwrap_or("anon").to_string();
+        let (a, b) = f[0].split_once('-').unwrap();
+        let (a, b) = (
+            u64::from_str_radix(a, 16).unwrap(),
+            u64::from_str_radix(b, 16).unwrap(),
+        );
+        let mut at = a;
+        while at < b {
+            let n = ((b - at) as usize).min(chunk.len());
+            if mem.seek(SeekFrom::Start(at)).is_err() || mem.read_exact(&mut chunk[..n]).is_err() {
+                break;
+            }
+            for (k, m) in needles.iter().enumerate() {
+                for w in chunk[..n].windows(16) {
+                    if w.iter().zip(MASK).zip(m).all(|((&x, k), &m)| x ^ k == m) {
+                        found.push((k, name.clone()));
+                    }
+                }
+            }
+            at += n as u64 - 15;
+            if n < chunk.len() {
+                break;
+            }
+        }
+    }
+    found
+}
+
+fn child(spec: &str) {
+    let mut it = spec.split(':');
+    let backend: Backend = it.next().unwrap().parse().unwrap();
+    let key = unhex(it.next().unwrap());
+    let threads = it.next().unwrap() == "1";
+    let needles: Vec<[u8; 16]> = it.map(|h| unhex(h).try_into().unwrap()).collect();
+    deep(backend, &key, threads);
+    for (k, region) in scan(&needles) {
+        println!("RESIDUE needle {k} in {region}");
+    }
+    println!("SCAN DONE");
+}
+
+fn random_key(len: usize, salt: u64) -> Vec<u8> {
+    use std::hash::{BuildHasher, Hasher};
+    let s = std::collections::hash_map::RandomState::new();
+    (0..len)
+        .map(|i| {
+            let mut h = s.build_hasher();
+            h.write_u64(salt ^ (i as u64) << 8);
+            h.finish() as u8
+        })
+        .collect()
+}
+
+#[test]
+fn no_round_keys_left_after_use() {
+    if let Ok(spec) = std::env::var(CHILD) {
+        return child(&spec);
+    }
+    let mut failures = Vec::new();
+    for backend in Backend::available() {
+        for (i, kl) in [16usize, 24, 32].into_iter().enumerate() {
+            let key = random_key(kl, i as u64);
+            let rk = aesx::hazmat::expand_key(&key).unwrap();
+            let nr = rk.rounds;
+            let mut picks = vec![2, nr];
+            if kl == 16 {
+                picks.push(1);
+            }
+            let masked: Vec<String> = picks
+                .iter()
+                .map(|&r| {
+                    let m: Vec<u8> = rk.keys[r].iter().zip(MASK).map(|(a, b)| a ^ b).collect();
+                    hex(&m)
+                })
+                .collect();
+            let threads = cfg!(feature = "rayon");
+            let spec = format!(
+                "{}:{}:{}:{}",
+                backend.name(),
+                hex(&key),
+                threads as u8,
+                masked.join(":")
+            );
+            let out = Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "--exact",
+                    "no_round_keys_left_after_use",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env(CHILD, spec)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && text.contains("SCAN DONE"),
+                "child failed for {backend} AES-{}: {}\n{}",
+                kl * 8,
+                text,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            for line in text.lines().filter(|l| l.starts_with("RESIDUE")) {
+                failures.push(format!("{backend} AES-{}: {line}", kl * 8));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "round keys left in memory:\n{}",
+        failures.join("\n")
+    );
+}
