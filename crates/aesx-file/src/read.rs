@@ -3,10 +3,8 @@
 use std::io::{self, Read};
 use std::ops::Range;
 
-use zeroize::Zeroizing;
-
 use crate::Options;
-use crate::batch::{fill, open_records, read_batch};
+use crate::batch::{BatchBuf, fill, open_records};
 use crate::chunk::ChunkCipher;
 use crate::error::{Error, ErrorKind};
 use crate::header::{HEADER_LEN, Header, MAGIC, Secret, TAG_LEN};
@@ -41,7 +39,7 @@ pub struct Decryptor<R: Read> {
     inner: R,
     header: Header,
     cipher: ChunkCipher,
-    buf: Zeroizing<Vec<u8>>,
+    buf: BatchBuf,
     /// Records the buffer holds: 1 at first, doubled after every full batch up to a whole
     /// batch, so a small file costs a small buffer.
     records: usize,
@@ -76,7 +74,7 @@ impl<R: Read> Decryptor<R> {
             inner,
             header,
             cipher,
-            buf: Zeroizing::new(Vec::new()),
+            buf: BatchBuf::new(0),
             records: 0,
             carry: None,
             plain: Vec::new(),
@@ -97,14 +95,11 @@ impl<R: Read> Decryptor<R> {
         let max = self.cipher.batch_chunks();
         if self.records < max {
             self.records = (self.records * 2).clamp(1, max);
-            // A new wiped-on-drop buffer; the old one (wiped) goes.
-            self.buf = Zeroizing::new(vec![
-                0u8;
-                self.records * (self.cipher.chunk() + TAG_LEN) + 1
-            ]);
+            // A new buffer; the old one is wiped as it goes.
+            self.buf = BatchBuf::new(self.records * (self.cipher.chunk() + TAG_LEN));
         }
-        let (len, more) = read_batch(&mut self.inner, &mut self.buf, &mut self.carry)?;
-        let (opened, err) = open_records(&self.cipher, &mut self.buf, len, more, self.next);
+        let more = self.buf.read(&mut self.inner, &mut self.carry)?;
+        let (opened, err) = open_records(&self.cipher, self.buf.data_mut(), more, self.next);
         self.next += opened.chunks;
         self.plain = opened.plain;
         self.at = 0;
@@ -123,7 +118,7 @@ impl<R: Read> Read for Decryptor<R> {
             }
             if let Some(r) = self.plain.get_mut(self.at) {
                 let n = out.len().min(r.len());
-                out[..n].copy_from_slice(&self.buf[r.start..r.start + n]);
+                out[..n].copy_from_slice(&self.buf.data()[r.start..r.start + n]);
                 r.start += n;
                 return Ok(n);
             }

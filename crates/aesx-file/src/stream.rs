@@ -1,33 +1,32 @@
 //! Whole-stream encryption and decryption with reading, sealing/opening and writing
 //! overlapped: what `aesx encrypt` / `aesx decrypt` run.
 //!
-//! Three stages joined by bounded channels, like `std::io::copy` through the adapters but
-//! overlapped:
 //! - a reader thread fills batch buffers (4 MiB of plaintext, or 4 MiB + 1 KiB of records,
 //!   plus one look-ahead byte) from the input;
-//! - the calling thread seals or opens each batch's chunks on [`Options::threads`] threads;
-//! - a writer thread writes the chunks, in order, with one vectored write per batch.
+//! - [`Options::threads`] worker threads each seal or open whole batches;
+//! - the calling thread writes the batches in order, with one vectored write per batch, and
+//!   hands the buffers back to the reader.
 //!
-//! At most [`BUFFERS`] batch buffers exist (recycled from the writer to the reader, wiped when
-//! dropped), so memory stays near `BUFFERS * 4 MiB` = 16 MiB whatever the input size. The
-//! bytes written are the same as through [`crate::Encryptor`] / [`crate::Decryptor`], for
-//! every thread count.
+//! At most 4 to 8 batch buffers exist ([`BUFFERS`] with one or two threads, one more per
+//! thread above two; wiped when dropped), so memory stays at 16 to 32 MiB whatever the input
+//! size. A chunk's nonce depends only on its index, so the bytes written are the same as
+//! through [`crate::Encryptor`] / [`crate::Decryptor`], for every thread count.
 
+use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::ops::Range;
-use std::sync::mpsc;
-
-use zeroize::Zeroizing;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, mpsc};
 
 use crate::Options;
-use crate::batch::{open_records, read_batch, write_ranges, write_sealed};
+use crate::batch::{BatchBuf, open_records, write_ranges, write_sealed};
 use crate::chunk::ChunkCipher;
 use crate::error::Error;
 use crate::header::{Header, Secret, TAG_LEN};
 use crate::read::read_header;
 
-/// Batch buffers in flight: one being read, one being sealed or opened, one being written,
-/// one spare.
+/// Batch buffers in flight with one or two threads: one being read, one or two being sealed
+/// or opened, one being written (more threads get one more each, up to twice this).
 pub const BUFFERS: usize = 4;
 
 /// Why a stream stopped.
@@ -69,114 +68,162 @@ fn read_failure(e: io::Error) -> StreamError {
     }
 }
 
-type Buf = Zeroizing<Vec<u8>>;
-
-/// Buffer length for batches of `unit`-byte pieces (chunks or records): whole units plus the
-/// look-ahead byte; fewer units when `size_hint` says the input is small.
-fn buffer_len(unit: usize, max_units: usize, size_hint: Option<u64>) -> usize {
+/// Batch size for batches of `unit`-byte pieces (chunks or records): whole units, fewer
+/// when `size_hint` says the input is small.
+fn batch_len(unit: usize, max_units: usize, size_hint: Option<u64>) -> usize {
     let units = match size_hint {
         Some(s) => ((s / unit as u64) as usize + 1).min(max_units),
         None => max_units,
     };
-    units * unit + 1
+    units * unit
 }
 
-/// Runs the three stages: `work` turns a batch (buffer, length, more follows, index of the
-/// batch) into what the writer needs; `write` writes it. `work` returning `Err` stops the
-/// stream after the writer has written everything handed to it before (and the `Some` part
-/// of the error's output, if any).
+/// Batch buffers in flight for `threads` workers: one being read, one being written, one
+/// per worker, at least 4 and at most 8 (32 MiB).
+fn buffers(threads: usize) -> usize {
+    (threads + 2).clamp(BUFFERS, 2 * BUFFERS)
+}
+
+/// From the reader to the workers: batch `k` (and whether input follows it), or the read
+/// error that stopped the input at batch `k`.
+enum Job {
+    Batch(u64, BatchBuf, bool),
+    Failed(u64, io::Error),
+}
+
+/// From the workers to the writer, for batch `k`.
+enum Done<T> {
+    /// Sealed or opened: write `T` from the buffer; `more` = batches follow.
+    Batch(u64, BatchBuf, T, bool),
+    /// Failed: write the part of `T` that is good (if any), then stop with the error.
+    Failed(u64, Option<(BatchBuf, T)>, StreamError),
+}
+
+impl<T> Done<T> {
+    fn index(&self) -> u64 {
+        match self {
+            Done::Batch(k, ..) | Done::Failed(k, ..) => *k,
+        }
+    }
+}
+
+/// Runs the three stages. A reader thread fills batch buffers; `threads` worker threads
+/// each take a whole batch and run `work` on it (batch index, its bytes, whether input
+/// follows), so batches are sealed or opened in parallel with no thread started per batch;
+/// the calling thread writes the results in batch order with `write` (a few batches may wait
+/// for an earlier one) and hands the buffers back to the reader.
 fn pipeline<R, W, T>(
     mut reader: R,
     mut writer: W,
-    buf_len: usize,
-    mut work: impl FnMut(&mut [u8], usize, bool) -> (Option<T>, Result<bool, Error>),
-    write: impl Fn(&mut W, &[u8], &T) -> io::Result<()> + Send,
+    batch: usize,
+    threads: usize,
+    work: impl Fn(u64, &mut [u8], bool) -> (T, Result<(), Error>) + Sync,
+    mut write: impl FnMut(&mut W, &[u8], &T) -> io::Result<()>,
 ) -> Result<(), StreamError>
 where
     R: Read + Send,
-    W: Write + Send,
+    W: Write,
     T: Send,
 {
-    let (free_tx, free_rx) = mpsc::channel::<Buf>();
-    let (full_tx, full_rx) = mpsc::sync_channel::<io::Result<(Buf, usize, bool)>>(BUFFERS);
-    let (done_tx, done_rx) = mpsc::sync_channel::<(Buf, T)>(BUFFERS);
+    let threads = threads.max(1);
+    let buffers = buffers(threads);
+    let (free_tx, free_rx) = mpsc::channel::<BatchBuf>();
+    let (job_tx, job_rx) = mpsc::sync_channel::<Job>(buffers);
+    let job_rx = Mutex::new(job_rx);
+    let (done_tx, done_rx) = mpsc::channel::<Done<T>>();
     std::thread::scope(|s| {
-        let reader_thread = std::thread::Builder::new()
+        std::thread::Builder::new()
             .name("aesx-file-read".into())
             .spawn_scoped(s, move || {
-                let mut made = 0;
                 let mut carry = None;
-                loop {
-                    let mut buf = if made < BUFFERS {
-                        made += 1;
-                        Zeroizing::new(vec![0u8; buf_len])
+                for k in 0u64.. {
+                    let mut buf = if k < buffers as u64 {
+                        BatchBuf::new(batch)
                     } else {
                         match free_rx.recv() {
                             Ok(b) => b,
                             Err(_) => return, // the writer stopped
                         }
                     };
-                    match read_batch(&mut reader, &mut buf, &mut carry) {
-                        Ok((n, more)) => {
-                            if full_tx.send(Ok((buf, n, more))).is_err() || !more {
-                                return;
-                            }
-                        }
-                        Err(e) => {
-                            let _ = full_tx.send(Err(e));
-                            return;
-                        }
+                    let job = match buf.read(&mut reader, &mut carry) {
+                        Ok(more) => Job::Batch(k, buf, more),
+                        Err(e) => Job::Failed(k, e),
+                    };
+                    let last = !matches!(job, Job::Batch(_, _, true));
+                    if job_tx.send(job).is_err() || last {
+                        return;
                     }
                 }
             })
             .map_err(StreamError::Read)?;
-        let writer_thread = std::thread::Builder::new()
-            .name("aesx-file-write".into())
-            .spawn_scoped(s, move || -> io::Result<()> {
-                for (buf, item) in done_rx {
-                    write(&mut writer, &buf, &item)?;
-                    // The reader may be done already; then the buffer is simply dropped.
-                    let _ = free_tx.send(buf);
-                }
-                writer.flush()
-            })
-            .map_err(StreamError::Write)?;
-
-        let mut failure = None;
-        while let Ok(item) = full_rx.recv() {
-            let (mut buf, n, more) = match item {
-                Ok(x) => x,
-                Err(e) => {
-                    failure = Some(StreamError::Read(e));
-                    break;
-                }
-            };
-            let (out, status) = work(&mut buf, n, more);
-            if let Some(out) = out
-                && done_tx.send((buf, out)).is_err()
-            {
-                break; // the writer failed: reported below
-            }
-            match status {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(e) => {
-                    failure = Some(StreamError::Format(e));
-                    break;
-                }
+        let mut started = 0;
+        for _ in 0..threads {
+            let done_tx = done_tx.clone();
+            let (job_rx, work) = (&job_rx, &work);
+            let spawned = std::thread::Builder::new()
+                .name("aesx-file-seal".into())
+                .spawn_scoped(s, move || {
+                    loop {
+                        // The lock is held only while waiting for the next job.
+                        let job = job_rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                        let done = match job {
+                            Ok(Job::Batch(k, mut buf, more)) => {
+                                let (out, status) = work(k, buf.data_mut(), more);
+                                match status {
+                                    Ok(()) => Done::Batch(k, buf, out, more),
+                                    Err(e) => {
+                                        Done::Failed(k, Some((buf, out)), StreamError::Format(e))
+                                    }
+                                }
+                            }
+                            Ok(Job::Failed(k, e)) => Done::Failed(k, None, StreamError::Read(e)),
+                            Err(_) => return, // no more input
+                        };
+                        if done_tx.send(done).is_err() {
+                            return; // the writer stopped
+                        }
+                    }
+                });
+            if spawned.is_ok() {
+                started += 1;
             }
         }
         drop(done_tx);
-        drop(full_rx);
-        let written = writer_thread
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("the writer thread panicked")));
-        let _ = reader_thread.join();
-        match (written, failure) {
-            (Err(e), _) => Err(StreamError::Write(e)),
-            (Ok(()), Some(f)) => Err(f),
-            (Ok(()), None) => Ok(()),
+        if started == 0 {
+            return Err(StreamError::Read(io::Error::other(
+                "cannot start a worker thread",
+            )));
         }
+
+        // The writer: batches in order.
+        let mut pending = BTreeMap::new();
+        let mut next = 0u64;
+        for d in done_rx.iter() {
+            pending.insert(d.index(), d);
+            while let Some(d) = pending.remove(&next) {
+                match d {
+                    Done::Batch(_, buf, out, more) => {
+                        write(&mut writer, buf.data(), &out).map_err(StreamError::Write)?;
+                        if !more {
+                            return writer.flush().map_err(StreamError::Write);
+                        }
+                        // The reader may be done already; then the buffer is simply dropped.
+                        let _ = free_tx.send(buf);
+                        next += 1;
+                    }
+                    Done::Failed(_, good, e) => {
+                        if let Some((buf, out)) = good {
+                            write(&mut writer, buf.data(), &out).map_err(StreamError::Write)?;
+                        }
+                        writer.flush().map_err(StreamError::Write)?;
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Err(StreamError::Read(io::Error::other(
+            "the input stopped without an end (a worker thread failed)",
+        )))
     })
 }
 
@@ -218,27 +265,28 @@ pub(crate) fn encrypt_stream_salted<R: Read + Send, W: Write + Send>(
     writer
         .write_all(&header.to_bytes())
         .map_err(StreamError::Write)?;
-    let cipher = ChunkCipher::new(keys, header.chunk_size(), opts.threads);
+    // Parallel across batches: each worker seals a whole batch on its own thread.
+    let cipher = ChunkCipher::new(keys, header.chunk_size(), 1);
     let chunk = cipher.chunk();
-    let buf_len = buffer_len(chunk, cipher.batch_chunks(), size_hint);
-    let mut next = 0u64;
-    let mut total = 0u64;
+    let batch = batch_len(chunk, cipher.batch_chunks(), size_hint);
+    let per_batch = (batch / chunk) as u64;
+    let total = AtomicU64::new(0);
     pipeline(
         reader,
         writer,
-        buf_len,
-        |buf, n, more| match cipher.seal_batch(next, &mut buf[..n], !more) {
+        batch,
+        opts.threads,
+        |k, data, more| match cipher.seal_batch(k * per_batch, data, !more) {
             Ok(tags) => {
-                next += tags.len() as u64;
-                total += n as u64;
-                progress(n as u64);
-                (Some((n, tags)), Ok(more))
+                total.fetch_add(data.len() as u64, Ordering::Relaxed);
+                progress(data.len() as u64);
+                (tags, Ok(()))
             }
-            Err(e) => (None, Err(e)),
+            Err(e) => (Vec::new(), Err(e)),
         },
-        |w, buf, (n, tags)| write_sealed(w, &buf[..*n], chunk, tags),
+        |w, data, tags| write_sealed(w, data, chunk, tags),
     )?;
-    Ok(total)
+    Ok(total.into_inner())
 }
 
 /// Decrypts the aesx file `reader` yields into `writer`: reads the header, derives the keys
@@ -270,28 +318,24 @@ pub fn decrypt_stream_with_header<R: Read + Send, W: Write + Send>(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u64, StreamError> {
     let keys = header.unlock(secret, opts.backend)?;
-    let cipher = ChunkCipher::new(keys, header.chunk_size(), opts.threads);
+    let cipher = ChunkCipher::new(keys, header.chunk_size(), 1);
     let rec = cipher.chunk() + TAG_LEN;
-    let buf_len = buffer_len(rec, cipher.batch_chunks(), size_hint);
-    let mut next = 0u64;
-    let mut total = 0u64;
+    let batch = batch_len(rec, cipher.batch_chunks(), size_hint);
+    let per_batch = (batch / rec) as u64;
+    let total = AtomicU64::new(0);
     pipeline(
         reader,
         writer,
-        buf_len,
-        |buf, n, more| {
-            let (opened, err) = open_records(&cipher, buf, n, more, next);
-            next += opened.chunks;
+        batch,
+        opts.threads,
+        |k, data, more| {
+            let (opened, err) = open_records(&cipher, data, more, k * per_batch);
             let bytes: u64 = opened.plain.iter().map(|r| r.len() as u64).sum();
-            total += bytes;
+            total.fetch_add(bytes, Ordering::Relaxed);
             progress(bytes);
-            let status = match err {
-                Some(e) => Err(e),
-                None => Ok(!opened.complete),
-            };
-            (Some(opened.plain), status)
+            (opened.plain, err.map_or(Ok(()), Err))
         },
-        |w, buf, plain: &Vec<Range<usize>>| write_ranges(w, buf, plain),
+        |w, data, plain: &Vec<Range<usize>>| write_ranges(w, data, plain),
     )?;
-    Ok(total)
+    Ok(total.into_inner())
 }
