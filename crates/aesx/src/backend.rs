@@ -26,8 +26,8 @@
 //! AAD, partial blocks, lengths, limits and the tag):
 //!
 //! ```text
-//! GhashKey::new(backend, &Keys) -> GhashKey  H = E_K(0), then H^1..H^n in the layout of the
-//!                                            GHASH kernel this backend pairs with
+//! GhashKey::empty(backend) + .init(&Keys)    H = E_K(0), then H^1..H^n in the layout of the
+//!                                            GHASH kernel this backend pairs with, in place
 //! ghash(&GhashKey, acc: &mut u128, data)     acc <- GHASH update over whole blocks
 //! gcm_seal(.., ctr: &[u8; 16], acc, buf)     buf ^= CTR32 keystream from ctr; then acc <-
 //!                                            GHASH update over the ciphertext, whole blocks
@@ -41,17 +41,18 @@
 //! u32, plus i mod 2^32; the first 12 bytes never change. The counter may be secret (for
 //! nonces other than 12 bytes it is derived from H), so kernels add without branches.
 //!
-//! Which GHASH goes with which AES backend is decided once per key in [`GhashKey::new`], from
+//! Which GHASH goes with which AES backend is decided once per key in [`GhashKey::empty`], from
 //! [`crate::cpu::features`] (never assumed from the AES backend):
 //!
 //! | AES backend | GHASH | fused kernel |
 //! |---|---|---|
 //! | aesni, vaes256, vaes512 with PCLMULQDQ | [`clmul`]: H^8..H^1, Karatsuba | [`gcm_aesni`]: 8 blocks per iteration |
-//! | soft, vpaes (or any backend without PCLMULQDQ) | [`ghash_soft`]: ctmul | generic: ECB of counter blocks + GHASH, 32 blocks at a time |
+//! | soft, vpaes (or any backend without PCLMULQDQ), CPU with AVX2 | [`ghash_avx2`]: ctmul on 32-bit limbs, 4 lanes | generic: ECB of counter blocks + GHASH, 32 blocks at a time |
+//! | the same without AVX2 | [`ghash_soft`]: ctmul, 64-bit (`mulx` asm with BMI2) | generic |
 //!
 //! IMPLEMENTATION NOTE (where a VAES kernel plugs in): a fused VAES kernel adds a `GhashKey`
 //! variant with its own power layout (e.g. H^16..H^1 for zmm, plus Karatsuba halves), built in
-//! `GhashKey::new` when the backend is `vaes256`/`vaes512` and the CPU has VPCLMULQDQ, and one
+//! `GhashKey::empty` when the backend is `vaes256`/`vaes512` and the CPU has VPCLMULQDQ, and one
 //! arm in each of `ghash`, `gcm_seal`, `gcm_open`. Nothing in the mode layer changes.
 
 #[cfg(target_arch = "x86_64")]
@@ -60,6 +61,8 @@ pub(crate) mod aesni;
 pub(crate) mod clmul;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gcm_aesni;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod ghash_avx2;
 pub(crate) mod ghash_soft;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod ghash_soft_bmi2;
@@ -329,33 +332,57 @@ dispatch! {
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum GhashKey {
     Soft(Big<ghash_soft::Key>),
+    /// Integer-multiply GHASH on AVX2 lanes (soft/vpaes on CPUs with AVX2).
+    #[cfg(target_arch = "x86_64")]
+    Avx2(Big<ghash_avx2::Key>),
     /// PCLMULQDQ on xmm (aesni, and vaes256/vaes512 until their fused kernels exist).
     #[cfg(target_arch = "x86_64")]
     Clmul(clmul::Key),
 }
 
 impl GhashKey {
-    /// Computes H = E_K(0) with `keys` and the powers for the GHASH kernel `backend` pairs with.
-    pub(crate) fn new(backend: Backend, keys: &Keys) -> GhashKey {
-        let mut h = [0u8; 16];
-        encrypt_blocks(backend, keys, &mut h);
-        let k = GhashKey::from_h(backend, &h);
-        zeroize::Zeroize::zeroize(&mut h);
-        k
-    }
-
-    /// The key for the GHASH kernel `backend` pairs with on this CPU, from H.
-    pub(crate) fn from_h(backend: Backend, h: &[u8; 16]) -> GhashKey {
+    /// An all-zero key of the layout `backend` pairs with on this CPU, for [`GhashKey::init`]
+    /// (built where it will live, then filled: a key is never moved, so no copy is left).
+    pub(crate) fn empty(backend: Backend) -> GhashKey {
         #[cfg(target_arch = "x86_64")]
         if matches!(
             backend,
             Backend::Aesni | Backend::Vaes256 | Backend::Vaes512
         ) && clmul::available()
         {
-            return GhashKey::Clmul(clmul::Key::new(h));
+            return GhashKey::Clmul(clmul::Key::ZERO);
+        }
+        #[cfg(target_arch = "x86_64")]
+        if ghash_avx2::available() {
+            return GhashKey::Avx2(big(ghash_avx2::Key::ZERO));
         }
         let _ = backend;
-        GhashKey::Soft(big(ghash_soft::Key::new(h)))
+        GhashKey::Soft(big(ghash_soft::Key::default()))
+    }
+
+    /// Computes H = E_K(0) with `keys` and its powers into this key, in place.
+    pub(crate) fn init(&mut self, backend: Backend, keys: &Keys) {
+        let mut h = [0u8; 16];
+        encrypt_blocks(backend, keys, &mut h);
+        match self {
+            GhashKey::Soft(k) => k.fill(&h),
+            #[cfg(target_arch = "x86_64")]
+            GhashKey::Avx2(k) => k.fill(&h),
+            #[cfg(target_arch = "x86_64")]
+            GhashKey::Clmul(k) => {
+                k.fill(&h);
+                aesni::wipe_stack();
+            }
+        }
+        zeroize::Zeroize::zeroize(&mut h);
+    }
+
+    /// The key for the GHASH kernel `backend` pairs with on this CPU (tests).
+    #[cfg(test)]
+    pub(crate) fn new(backend: Backend, keys: &Keys) -> GhashKey {
+        let mut k = GhashKey::empty(backend);
+        k.init(backend, keys);
+        k
     }
 
     /// The software GHASH key regardless of the CPU (tests: pairs any AES backend with it).
@@ -364,10 +391,12 @@ impl GhashKey {
         GhashKey::Soft(big(ghash_soft::Key::new(h)))
     }
 
-    /// The kernel's name, for tests and reports ("soft" or "clmul").
+    /// The kernel's name, for tests and reports ("soft", "avx2" or "clmul").
     pub(crate) fn kind(&self) -> &'static str {
         match self {
             GhashKey::Soft(_) => "soft",
+            #[cfg(target_arch = "x86_64")]
+            GhashKey::Avx2(_) => "avx2",
             #[cfg(target_arch = "x86_64")]
             GhashKey::Clmul(_) => "clmul",
         }
@@ -381,7 +410,12 @@ pub(crate) fn ghash(gk: &GhashKey, acc: &mut u128, data: &[u8]) {
     match gk {
         GhashKey::Soft(k) => ghash_soft::ghash(k, acc, data),
         #[cfg(target_arch = "x86_64")]
-        GhashKey::Clmul(k) => clmul::ghash(k, acc, data),
+        GhashKey::Avx2(k) => ghash_avx2::ghash(k, acc, data),
+        #[cfg(target_arch = "x86_64")]
+        GhashKey::Clmul(k) => {
+            clmul::ghash(k, acc, data);
+            aesni::wipe_stack();
+        }
     }
 }
 
@@ -399,7 +433,10 @@ pub(crate) fn gcm_seal(
     debug_assert!(buf.len().is_multiple_of(16));
     match (keys, gk) {
         #[cfg(target_arch = "x86_64")]
-        (Keys::Hw(k), GhashKey::Clmul(h)) => gcm_aesni::seal(k, h, ctr, acc, buf),
+        (Keys::Hw(k), GhashKey::Clmul(h)) => {
+            gcm_aesni::seal(k, h, ctr, acc, buf);
+            aesni::wipe_stack();
+        }
         _ => generic_gcm::<true>(backend, keys, gk, ctr, acc, buf),
     }
 }
@@ -418,7 +455,10 @@ pub(crate) fn gcm_open(
     debug_assert!(buf.len().is_multiple_of(16));
     match (keys, gk) {
         #[cfg(target_arch = "x86_64")]
-        (Keys::Hw(k), GhashKey::Clmul(h)) => gcm_aesni::open(k, h, ctr, acc, buf),
+        (Keys::Hw(k), GhashKey::Clmul(h)) => {
+            gcm_aesni::open(k, h, ctr, acc, buf);
+            aesni::wipe_stack();
+        }
         _ => generic_gcm::<false>(backend, keys, gk, ctr, acc, buf),
     }
 }
@@ -452,7 +492,9 @@ pub(crate) fn gcm_small(
     match (keys, gk) {
         #[cfg(target_arch = "x86_64")]
         (Keys::Hw(k), GhashKey::Clmul(h)) => {
-            gcm_aesni::small(k, h, j0, aad, buf, len, lengths, seal)
+            let t = gcm_aesni::small(k, h, j0, aad, buf, len, lengths, seal);
+            aesni::wipe_stack();
+            t
         }
         _ => {
             let mut acc = 0u128;

@@ -3,8 +3,9 @@
 //! AES-128/192/256 with the fastest backend this CPU has, picked at run time:
 //! `vaes512` (VAES on zmm), `vaes256` (VAES on ymm), `aesni` (AES-NI, 8 blocks in flight),
 //! `vpaes` (SSSE3 vector permute) and the portable bitsliced `soft`. No backend indexes a table
-//! with secret data. Modes: ECB, CBC (with PKCS#7 helpers) and SSH-style CTR (a 128-bit
-//! big-endian counter, as in SSH `aes*-ctr`, PuTTY's SDCTR and NIST SP 800-38A).
+//! with secret data. Modes: ECB, CBC (with PKCS#7 helpers), SSH-style CTR (a 128-bit
+//! big-endian counter, as in SSH `aes*-ctr`, PuTTY's SDCTR and NIST SP 800-38A) and AES-GCM
+//! ([`AesGcm`]: one-shot, `Vec` and streaming APIs; fused CTR+GHASH kernels).
 //!
 //! ```
 //! use aesx::{Aes, Ctr};
@@ -25,6 +26,8 @@
 //! - `alloc`: [`Backend::available`] and the `Vec`-returning PKCS#7 helpers.
 //! - `rayon` (off by default): multi-threaded CTR, [`Aes::ctr_xor_at_par`] and
 //!   [`Ctr::apply_keystream_par`].
+//! - `aead` (off by default): `Aes128Gcm`, `Aes192Gcm`, `Aes256Gcm` implementing RustCrypto's
+//!   `aead` 0.6 traits, drop-ins for the `aes-gcm` crate's types. [`AesGcm`] is always there.
 #![no_std]
 #![cfg_attr(not(target_arch = "x86_64"), forbid(unsafe_code))]
 
@@ -36,6 +39,8 @@ extern crate std;
 mod backend;
 pub mod cpu;
 mod error;
+#[cfg(feature = "aead")]
+mod gcm_aead;
 pub mod hash;
 pub mod hazmat;
 pub mod mode;
@@ -45,6 +50,8 @@ pub mod parallel;
 pub use backend::Backend;
 pub use cpu::CpuFeatures;
 pub use error::{Error, ErrorKind};
+#[cfg(feature = "aead")]
+pub use gcm_aead::{Aes128Gcm, Aes192Gcm, Aes256Gcm};
 pub use mode::cbc::{CbcDecryptor, CbcEncryptor, pkcs7_pad, pkcs7_unpad};
 #[cfg(feature = "alloc")]
 pub use mode::cbc::{cbc_decrypt_pkcs7, cbc_encrypt_pkcs7};

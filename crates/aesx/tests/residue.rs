@@ -1,4 +1,5 @@
-//! Key residue (issue 14, finding 2): once an `Aes` has been used and dropped, no copy of its
+//! Key residue (issue 14, finding 2): once an `Aes` (or `AesGcm`) has been used and dropped,
+//! no copy of its
 //! round keys may be left anywhere in the process's writable memory: not on the calling
 //! thread's stack (kernels, key expansion, the moves of `Aes::new`), not on the stacks of the
 //! multi-threaded CTR workers, not in freed heap.
@@ -62,6 +63,30 @@ fn use_key(backend: Backend, key: &[u8], threads: bool) {
         std::hint::black_box(&buf);
     }
     let _ = aes.backend();
+    if on("gcm") {
+        // AES-GCM: its own schedule and GHASH powers built in place; every kernel path (the
+        // short-message one, whole batches, tails, GHASH of AAD and of long nonces), open of
+        // valid and forged messages, streaming both ways.
+        let g = aesx::AesGcm::with_backend(key, backend).unwrap();
+        for len in [0usize, 16, 29, 80, 81, 272, 4096 + 48] {
+            let mut buf = vec![0x3cu8; len];
+            let t = g
+                .seal_in_place_detached(&iv[..12], b"aad", &mut buf)
+                .unwrap();
+            g.open_in_place_detached(&iv[..12], b"aad", &mut buf, t.as_ref())
+                .unwrap();
+            let _ = g.open_in_place_detached(&iv, &buf.clone(), &mut buf, t.as_ref());
+            let mut e = g.encryptor(&iv).unwrap();
+            e.aad(b"x").unwrap();
+            e.update(&mut buf).unwrap();
+            let t2 = e.finish();
+            let mut d = g.decryptor(&iv).unwrap();
+            d.aad(b"x").unwrap();
+            d.update(&mut buf).unwrap();
+            d.finish(t2.as_ref()).unwrap();
+            std::hint::black_box(&buf);
+        }
+    }
     #[cfg(feature = "rayon")]
     if threads && on("threads") {
         let mut big = vec![0u8; 4 << 20];

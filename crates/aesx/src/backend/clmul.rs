@@ -67,16 +67,17 @@ impl Drop for Key {
 }
 
 impl Key {
-    /// From the GCM hash subkey `H = E_K(0^128)`.
-    pub(crate) fn new(h: &[u8; 16]) -> Key {
-        let mut k = Key {
-            pow: [[0; 16]; POWERS],
-            kara: [[0; 16]; POWERS],
-        };
+    /// An all-zero key, for [`Key::fill`].
+    pub(crate) const ZERO: Key = Key {
+        pow: [[0; 16]; POWERS],
+        kara: [[0; 16]; POWERS],
+    };
+
+    /// Computes the powers of `h` into this key, in place.
+    pub(crate) fn fill(&mut self, h: &[u8; 16]) {
         // SAFETY: `Key`s are built only after `available()` said this CPU has PCLMULQDQ and
-        // SSE4.2 (`GhashKey::from_h`).
-        unsafe { powers(h, &mut k) };
-        k
+        // SSE4.2 (`GhashKey::empty`).
+        unsafe { powers(h, self) };
     }
 }
 
@@ -194,7 +195,7 @@ fn powers(h: &[u8; 16], k: &mut Key) {
     let h2 = dot(h1, h1);
     let h3 = dot(h2, h1);
     let h4 = dot(h2, h2);
-    let p = [
+    let mut p = [
         h1,
         h2,
         h3,
@@ -204,10 +205,34 @@ fn powers(h: &[u8; 16], k: &mut Key) {
         dot(h4, h3),
         dot(h4, h4),
     ];
-    for (i, v) in p.into_iter().enumerate() {
+    for (i, &v) in p.iter().enumerate() {
         st(&mut k.pow[POWERS - 1 - i], v);
         let q = _mm_xor_si128(v, _mm_shuffle_epi32::<0x4e>(v));
         st(&mut k.kara[POWERS - 1 - i], q);
+    }
+    // If LLVM kept the powers on the stack, do not leave them there.
+    for v in p.iter_mut() {
+        // SAFETY: `v` is a valid, aligned, exclusively borrowed `__m128i`.
+        unsafe { core::ptr::write_volatile(v, _mm_setzero_si128()) };
+    }
+}
+
+/// `pow[i]` and `kara[i]`, read from the key at each use.
+///
+/// IMPLEMENTATION NOTE: volatile, so that LLVM neither hoists all 16 key vectors out of the
+/// loops (there are not enough registers; it copied them to the stack, where they stayed
+/// after the call) nor spills copies: they are read in place, as memory operands.
+#[inline(always)]
+pub(crate) fn key_at(k: &Key, i: usize) -> (__m128i, __m128i) {
+    let p: *const [u8; 16] = &k.pow[i];
+    let q: *const [u8; 16] = &k.kara[i];
+    // SAFETY: both point to 16 initialised bytes inside `k`, at 16-byte aligned offsets of
+    // this `repr(C, align(16))` struct.
+    unsafe {
+        (
+            core::ptr::read_volatile(p.cast::<__m128i>()),
+            core::ptr::read_volatile(q.cast::<__m128i>()),
+        )
     }
 }
 
@@ -216,8 +241,7 @@ fn powers(h: &[u8; 16], k: &mut Key) {
 #[inline]
 #[target_feature(enable = "pclmulqdq,sse4.2")]
 pub(crate) fn power(k: &Key, n: usize, j: usize) -> (__m128i, __m128i) {
-    let i = POWERS - n + j;
-    (ld(&k.pow[i]), ld(&k.kara[i]))
+    key_at(k, POWERS - n + j)
 }
 
 /// Hashes `n` (1..=POWERS) blocks of `data` into `acc` with one reduction. `data` holds

@@ -72,7 +72,8 @@ fn ghash_step(h: &HKey, p: &mut Prod, blocks: &[u8], j: usize, s: __m128i, bs: _
     if j == 0 {
         y = _mm_xor_si128(y, s);
     }
-    p.add(y, ld(&h.pow[j]), ld(&h.kara[j]));
+    let (hp, hq) = clmul::key_at(h, j);
+    p.add(y, hp, hq);
 }
 
 /// One 8-block batch: `cur ^= keystream(c)`, with the GHASH of the 8 blocks of `hash`

@@ -48,12 +48,17 @@ const W1: u128 = W0 << 1;
 const W2: u128 = W0 << 2;
 const W3: u128 = W0 << 3;
 
+/// The class masks, for kernels that read them from memory.
+pub(crate) static CLASS_MASKS: [u64; 4] = [M0, M1, M2, M3];
+
 /// A 64-bit key operand prepared for [`clmul64`]: its four classes without the low nibble, and
-/// the low nibble's four bits as all-ones/all-zero masks.
+/// the low nibble's four bits as all-ones/all-zero masks. `repr(C)`: the x86-64 kernel reads
+/// the fields at fixed offsets (`c` at 0, `nib` at 32).
 #[derive(Clone, Copy, Default)]
-struct Half {
-    c: [u64; 4],
-    nib: [u64; 4],
+#[repr(C)]
+pub(crate) struct Half {
+    pub(crate) c: [u64; 4],
+    pub(crate) nib: [u64; 4],
 }
 
 impl Zeroize for Half {
@@ -64,6 +69,12 @@ impl Zeroize for Half {
 }
 
 impl Half {
+    /// Prepares `y` (tests of other multipliers build operands with it).
+    #[cfg(test)]
+    pub(crate) fn from_u64(y: u64) -> Half {
+        Half::new(y)
+    }
+
     fn new(y: u64) -> Half {
         let yh = y & !0xf;
         Half {
@@ -78,8 +89,23 @@ fn mul(a: u64, b: u64) -> u128 {
     (a as u128) * (b as u128)
 }
 
+/// A 64 x 64 -> 128-bit carry-less multiplier by a prepared key half: the portable one below,
+/// or an instruction-set specific one (`ghash_soft_bmi2`). Everything else is shared.
+pub(crate) trait Clmul64 {
+    fn clmul64(x: u64, y: &Half) -> u128;
+}
+
+/// The portable multiplier (any 64-bit target with a 64 x 64 -> 128 integer multiply).
+pub(crate) struct Portable;
+
+impl Clmul64 for Portable {
+    #[inline(always)]
+    fn clmul64(x: u64, y: &Half) -> u128 {
+        clmul64(x, y)
+    }
+}
+
 /// The 128-bit carry-less product of `x` and the prepared key half `y`.
-///
 #[inline(always)]
 fn clmul64(x: u64, y: &Half) -> u128 {
     let xs = [x & M0, x & M1, x & M2, x & M3];
@@ -141,11 +167,11 @@ struct Acc {
 
 impl Acc {
     #[inline(always)]
-    fn add(&mut self, x: u128, p: &Power) {
+    fn add<C: Clmul64>(&mut self, x: u128, p: &Power) {
         let (xl, xh) = (x as u64, (x >> 64) as u64);
-        self.lo ^= clmul64(xl, &p.lo);
-        self.hi ^= clmul64(xh, &p.hi);
-        self.mid ^= clmul64(xl ^ xh, &p.mid);
+        self.lo ^= C::clmul64(xl, &p.lo);
+        self.hi ^= C::clmul64(xh, &p.hi);
+        self.mid ^= C::clmul64(xl ^ xh, &p.mid);
     }
 
     /// Karatsuba fix-up and Montgomery reduction: the sum times x^-128 mod P.
@@ -163,7 +189,7 @@ impl Acc {
 /// `[c0, c1, c2, c3] * x^-128 mod P` (c0 least significant): two folds by
 /// x^-64 using `P = 1 + x^64 (x^63 + x^62 + x^57) + x^128`.
 #[inline(always)]
-fn reduce4(c0: u64, c1: u64, c2: u64, c3: u64) -> u128 {
+pub(crate) fn reduce4(c0: u64, c1: u64, c2: u64, c3: u64) -> u128 {
     let c1 = c1 ^ (c0 << 63) ^ (c0 << 62) ^ (c0 << 57);
     let c2 = c2 ^ c0 ^ (c0 >> 1) ^ (c0 >> 2) ^ (c0 >> 7);
     let c2 = c2 ^ (c1 << 63) ^ (c1 << 62) ^ (c1 << 57);
@@ -180,7 +206,7 @@ pub(crate) fn mul_x(a: u128) -> u128 {
 /// POLYVAL's `dot(a, b) = a b x^-128 mod P`.
 pub(crate) fn dot(a: u128, b: u128) -> u128 {
     let mut acc = Acc::default();
-    acc.add(a, &Power::new(b));
+    acc.add::<Portable>(a, &Power::new(b));
     acc.reduce()
 }
 
@@ -200,16 +226,23 @@ impl Drop for Key {
 
 impl Key {
     /// From the GCM hash subkey `H = E_K(0^128)` as bytes.
+    #[cfg(test)]
     pub(crate) fn new(h: &[u8; 16]) -> Key {
-        let h1 = mul_x(u128::from_be_bytes(*h));
         let mut k = Key::default();
+        k.fill(h);
+        k
+    }
+
+    /// Computes the powers of `h` into this key, in place (no copy of the key to move).
+    pub(crate) fn fill(&mut self, h: &[u8; 16]) {
+        let mut h1 = mul_x(u128::from_be_bytes(*h));
         let mut p = h1;
         for i in 0..BATCH {
-            k.pow[i] = Power::new(p);
+            self.pow[i] = Power::new(p);
             p = dot(p, h1);
         }
         p.zeroize();
-        k
+        h1.zeroize();
     }
 }
 
@@ -225,12 +258,12 @@ pub(crate) fn ghash(k: &Key, acc: &mut u128, data: &[u8]) {
     if super::ghash_soft_bmi2::available() {
         return super::ghash_soft_bmi2::ghash(k, acc, data);
     }
-    ghash_impl(k, acc, data)
+    ghash_impl::<Portable>(k, acc, data)
 }
 
-/// The body of [`ghash`], inlined into each build of it.
+/// The body of [`ghash`] with multiplier `C`, inlined into each build of it.
 #[inline(always)]
-pub(crate) fn ghash_impl(k: &Key, acc: &mut u128, data: &[u8]) {
+pub(crate) fn ghash_impl<C: Clmul64>(k: &Key, acc: &mut u128, data: &[u8]) {
     debug_assert!(data.len().is_multiple_of(16));
     let mut s = *acc;
     let mut chunks = data.chunks_exact(16 * BATCH);
@@ -240,9 +273,9 @@ pub(crate) fn ghash_impl(k: &Key, acc: &mut u128, data: &[u8]) {
         // key to the stack); the key is read as memory operands of `mul` instead.
         let k = core::hint::black_box(k);
         let mut a = Acc::default();
-        a.add(s ^ block(&c[..16]), &k.pow[BATCH - 1]);
+        a.add::<C>(s ^ block(&c[..16]), &k.pow[BATCH - 1]);
         for j in 1..BATCH {
-            a.add(block(&c[16 * j..16 * j + 16]), &k.pow[BATCH - 1 - j]);
+            a.add::<C>(block(&c[16 * j..16 * j + 16]), &k.pow[BATCH - 1 - j]);
         }
         s = a.reduce();
     }
@@ -250,9 +283,9 @@ pub(crate) fn ghash_impl(k: &Key, acc: &mut u128, data: &[u8]) {
     let n = rest.len() / 16;
     if n > 0 {
         let mut a = Acc::default();
-        a.add(s ^ block(&rest[..16]), &k.pow[n - 1]);
+        a.add::<C>(s ^ block(&rest[..16]), &k.pow[n - 1]);
         for j in 1..n {
-            a.add(block(&rest[16 * j..16 * j + 16]), &k.pow[n - 1 - j]);
+            a.add::<C>(block(&rest[16 * j..16 * j + 16]), &k.pow[n - 1 - j]);
         }
         s = a.reduce();
     }
@@ -275,7 +308,7 @@ mod tests {
     }
 
     #[test]
-    fn clmul64_matches_reference_on_dense_and_sparse_operands() {
+    pub(crate) fn clmul64_matches_reference_on_dense_and_sparse_operands() {
         let mut x = 0x0123_4567_89ab_cdefu64;
         let special = [0u64, 1, 0xf, 0x10, u64::MAX, M0, M1, M2, M3, u64::MAX << 4];
         for &a in &special {
@@ -326,7 +359,7 @@ mod tests {
                 want = dot(want ^ block(b), h1);
             }
             let (mut a, mut b) = (0x0123_4567_89ab_cdef_u128, 0x0123_4567_89ab_cdef_u128);
-            ghash_impl(&k, &mut a, d);
+            ghash_impl::<Portable>(&k, &mut a, d);
             ghash(&k, &mut b, d);
             assert_eq!(a, want, "plain, {n} blocks");
             assert_eq!(b, want, "dispatched, {n} blocks");

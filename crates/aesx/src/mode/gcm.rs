@@ -157,24 +157,50 @@ fn tag_matches(expected: &[u8; 16], got: &[u8]) -> u8 {
 impl AesGcm {
     /// A GCM key from a 16-, 24- or 32-byte AES key, on the fastest backend of this CPU.
     pub fn new(key: &[u8]) -> Result<AesGcm, Error> {
-        Ok(AesGcm::from_aes(Aes::new(key)?))
+        AesGcm::with_backend(key, Backend::detect())
     }
 
     /// A GCM key on a chosen backend ([`ErrorKind::BackendUnavailable`] if this CPU cannot
     /// run it).
     pub fn with_backend(key: &[u8], backend: Backend) -> Result<AesGcm, Error> {
-        Ok(AesGcm::from_aes(Aes::with_backend(key, backend)?))
+        if !matches!(key.len(), 16 | 24 | 32) {
+            return Err(Error::new(ErrorKind::InvalidKeyLength));
+        }
+        if !backend.is_available() {
+            return Err(Error::new(ErrorKind::BackendUnavailable));
+        }
+        // IMPLEMENTATION NOTE: as `Aes::with_backend`: the AES schedule and the GHASH powers
+        // are computed in place, inside the value returned, never built elsewhere and moved
+        // (a move leaves a copy of the key material on the stack).
+        let mut out = Ok(AesGcm {
+            aes: Aes {
+                backend,
+                key_bits: key.len() as u32 * 8,
+                keys: backend::Keys::empty(backend),
+            },
+            ghash: GhashKey::empty(backend),
+            tag_len: 16,
+        });
+        if let Ok(g) = &mut out {
+            g.aes.expand(key);
+            let (b, keys) = g.aes.kernels();
+            g.ghash.init(b, keys);
+        }
+        out
     }
 
-    /// A GCM key from an expanded AES key (computes H and its powers).
+    /// A GCM key from an expanded AES key (computes H and its powers). `aes` is moved into
+    /// the new value: like any move of an [`Aes`], that leaves a copy of the schedule where
+    /// `aes` was; [`AesGcm::new`] and [`AesGcm::with_backend`] do not.
     pub fn from_aes(aes: Aes) -> AesGcm {
-        let (b, keys) = aes.kernels();
-        let ghash = GhashKey::new(b, keys);
-        AesGcm {
+        let mut g = AesGcm {
+            ghash: GhashKey::empty(aes.backend()),
             aes,
-            ghash,
             tag_len: 16,
-        }
+        };
+        let (b, keys) = g.aes.kernels();
+        g.ghash.init(b, keys);
+        g
     }
 
     /// The same key with another tag length: 16 (the default), 15, 14, 13, 12, 8 or 4 bytes;
@@ -208,7 +234,8 @@ impl AesGcm {
         &self.aes
     }
 
-    /// The GHASH kernel in use: "clmul" (PCLMULQDQ) or "soft" (constant-time integer).
+    /// The GHASH kernel in use: "clmul" (PCLMULQDQ), "avx2" (constant-time integer multiplies
+    /// on AVX2 lanes) or "soft" (constant-time scalar integer multiplies).
     pub fn ghash_kernel(&self) -> &'static str {
         self.ghash.kind()
     }
