@@ -16,6 +16,7 @@ use clap::{Args, ValueEnum};
 use zeroize::Zeroizing;
 
 use crate::output::Output;
+use crate::pipeline::fill;
 
 /// Bytes per chunk; a multiple of 16.
 const CHUNK: usize = 1 << 20;
@@ -354,20 +355,6 @@ impl std::fmt::Display for WriteFailed {
     }
 }
 impl std::error::Error for WriteFailed {}
-
-/// Fills `buf` (up to its length) from `r`; returns the bytes read (less only at EOF).
-pub(crate) fn fill(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
-}
 
 /// The note that --mode/--iv-hex output has no integrity (stderr, after success, unless -q).
 const LEGACY_NOTE: &str = "aesx: note: --mode/--iv-hex use the openssl-enc-compatible format: no integrity (changes go undetected) and an IV must never be reused with a key; without them aesx writes its authenticated format";
