@@ -7,6 +7,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, IsTerminal, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use aesx::Backend;
 use aesx_file::{Aead, Argon2Params, ErrorKind, KeySource, Options, Secret, StreamError};
@@ -266,8 +267,8 @@ fn progress_bar(size: Option<u64>, quiet: bool) -> Option<indicatif::ProgressBar
     }
 }
 
-/// The one-line message for a failed stream.
-fn stream_error(e: StreamError, src: &str, output: &Output) -> anyhow::Error {
+/// The one-line message for a failed stream; `released` = plaintext bytes already written.
+fn stream_error(e: StreamError, src: &str, output: &Output, released: u64) -> anyhow::Error {
     let note = output.untouched_note();
     match e {
         StreamError::Read(e) => {
@@ -284,9 +285,11 @@ fn stream_error(e: StreamError, src: &str, output: &Output) -> anyhow::Error {
         }
         StreamError::Format(e) => {
             let what = match output {
-                Output::Temp { .. } => " (no output written; DST untouched)",
-                Output::Stdout(_) => " (output so far is authentic but incomplete)",
-                Output::Direct { .. } => "",
+                Output::Temp { .. } => " (no output written; DST untouched)".to_string(),
+                _ if released > 0 => format!(
+                    " (the {released} bytes written before it are authentic but incomplete)"
+                ),
+                _ => String::new(),
             };
             anyhow!("{e}{what}")
         }
@@ -324,7 +327,8 @@ pub fn encrypt(job: &Job<'_>) -> Result<()> {
         b.finish_and_clear();
     }
     // On error, `output` is dropped here: the temporary file goes, DST stays as it was.
-    result.map_err(|e| stream_error(e, job.src, &output))?;
+    // (Encryption releases no plaintext, so there is no count to report.)
+    result.map_err(|e| stream_error(e, job.src, &output, 0))?;
     output.commit()
 }
 
@@ -367,6 +371,7 @@ pub fn decrypt(job: &Job<'_>) -> Result<()> {
     }
     let mut output = Output::create(job.dst, src_path, job.force)?;
     let bar = progress_bar(size, job.quiet);
+    let released = AtomicU64::new(0);
     let result = aesx_file::decrypt_stream_with_header(
         reader,
         header,
@@ -375,15 +380,17 @@ pub fn decrypt(job: &Job<'_>) -> Result<()> {
         &opts,
         size,
         &|n| {
+            released.fetch_add(n, Ordering::Relaxed);
             if let Some(b) = &bar {
                 b.inc(n)
             }
         },
     );
+    let released = released.into_inner();
     drop(secret);
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    result.map_err(|e| stream_error(e, job.src, &output))?;
+    result.map_err(|e| stream_error(e, job.src, &output, released))?;
     output.commit()
 }

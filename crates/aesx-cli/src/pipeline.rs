@@ -23,7 +23,6 @@ use std::sync::mpsc;
 use aesx::Aes;
 use zeroize::Zeroizing;
 
-
 /// Bytes per chunk: large enough that the library splits each chunk across all threads
 /// (`aesx::parallel::PAR_THRESHOLD` is 1 MiB) and that one read or write syscall moves a lot.
 /// Measured (1 GiB on /dev/shm, 2 vCPUs, best of 8 alternated runs): 1, 2, 4 and 8 MiB chunks

@@ -377,11 +377,36 @@ fn stdout_gets_only_verified_chunks() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("chunk 3 corrupted") && err.contains("incomplete"),
+        err.contains("chunk 3 corrupted")
+            && err.contains(&format!("the {} bytes written before it", 3 * C))
+            && err.contains("incomplete"),
         "{err}"
     );
     assert!(o.stdout == p[..3 * C], "released {} bytes", o.stdout.len());
     // Truncated after chunk 4: chunks 0..=3 are released (4 is held: its flag fails).
+    let c = t.read("c");
+    t.write("t", &c[..HEADER + 5 * R]);
+    let o = t.run(&["decrypt", "--key-file", "k", "t", "-"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("truncated") && err.contains(&format!("the {} bytes", 4 * C)),
+        "{err}"
+    );
+    assert!(o.stdout == p[..4 * C], "released {} bytes", o.stdout.len());
+    // Corrupted in chunk 0: nothing released, and no claim about released bytes.
+    let mut v = t.read("c");
+    v[HEADER + 7] ^= 1;
+    t.write("t", &v);
+    let o = t.run(&["decrypt", "--key-file", "k", "t", "-"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("chunk 0 corrupted") && !err.contains("bytes written"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+    // Intact: everything.
     let o = t.run(&["decrypt", "--key-file", "k", "c", "-"]);
     ok(&o);
     assert!(o.stdout == p);

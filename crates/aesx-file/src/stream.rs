@@ -15,7 +15,6 @@
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, mpsc};
 
 use crate::Options;
@@ -230,7 +229,7 @@ where
 /// Encrypts everything `reader` yields into an aesx file on `writer`, overlapping reading,
 /// sealing (on `opts.threads` threads) and writing. `size_hint` (the input length when
 /// known) only sizes the buffers of small inputs. `progress` gets the plaintext byte count
-/// of each batch once it is sealed. Returns the plaintext length.
+/// of each batch once it is written. Returns the plaintext length.
 ///
 /// On failure part of the output may have been written: write to a temporary file and keep
 /// it only on success (the `aesx` command does).
@@ -270,30 +269,32 @@ pub(crate) fn encrypt_stream_salted<R: Read + Send, W: Write + Send>(
     let chunk = cipher.chunk();
     let batch = batch_len(chunk, cipher.batch_chunks(), size_hint);
     let per_batch = (batch / chunk) as u64;
-    let total = AtomicU64::new(0);
+    let mut total = 0u64;
     pipeline(
         reader,
         writer,
         batch,
         opts.threads,
         |k, data, more| match cipher.seal_batch(k * per_batch, data, !more) {
-            Ok(tags) => {
-                total.fetch_add(data.len() as u64, Ordering::Relaxed);
-                progress(data.len() as u64);
-                (tags, Ok(()))
-            }
+            Ok(tags) => (tags, Ok(())),
             Err(e) => (Vec::new(), Err(e)),
         },
-        |w, data, tags| write_sealed(w, data, chunk, tags),
+        |w, data, tags| {
+            write_sealed(w, data, chunk, tags)?;
+            total += data.len() as u64;
+            progress(data.len() as u64);
+            Ok(())
+        },
     )?;
-    Ok(total.into_inner())
+    Ok(total)
 }
 
 /// Decrypts the aesx file `reader` yields into `writer`: reads the header, derives the keys
 /// from `secret`, authenticates the header, then opens chunks (on `opts.threads` threads)
 /// while reading and writing, overlapped. Only plaintext of chunks whose tag verified is
 /// written; on failure the chunks before the bad one have been written, nothing after.
-/// Returns the plaintext length.
+/// `progress` gets the plaintext byte count of each batch once it is written (so their sum
+/// is what was released). Returns the plaintext length.
 pub fn decrypt_stream<R: Read + Send, W: Write + Send>(
     mut reader: R,
     writer: W,
@@ -322,7 +323,7 @@ pub fn decrypt_stream_with_header<R: Read + Send, W: Write + Send>(
     let rec = cipher.chunk() + TAG_LEN;
     let batch = batch_len(rec, cipher.batch_chunks(), size_hint);
     let per_batch = (batch / rec) as u64;
-    let total = AtomicU64::new(0);
+    let mut total = 0u64;
     pipeline(
         reader,
         writer,
@@ -330,12 +331,15 @@ pub fn decrypt_stream_with_header<R: Read + Send, W: Write + Send>(
         opts.threads,
         |k, data, more| {
             let (opened, err) = open_records(&cipher, data, more, k * per_batch);
-            let bytes: u64 = opened.plain.iter().map(|r| r.len() as u64).sum();
-            total.fetch_add(bytes, Ordering::Relaxed);
-            progress(bytes);
             (opened.plain, err.map_or(Ok(()), Err))
         },
-        |w, data, plain: &Vec<Range<usize>>| write_ranges(w, data, plain),
+        |w, data, plain: &Vec<Range<usize>>| {
+            write_ranges(w, data, plain)?;
+            let bytes: u64 = plain.iter().map(|r| r.len() as u64).sum();
+            total += bytes;
+            progress(bytes);
+            Ok(())
+        },
     )?;
-    Ok(total.into_inner())
+    Ok(total)
 }
