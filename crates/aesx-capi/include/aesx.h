@@ -182,7 +182,7 @@ enum aesx_status aesx_backend_check(aesx_backend backend);
 
 /**
  * Sets `*name` to the backend's name ("auto", "soft", "vpaes", "aesni", "vaes256",
- * "vaes512"), a static NUL-terminated string.
+ * "vaes512"), a static NUL-terminated string; NULL for an unknown backend.
  *
  * # Safety
  * `name` must be NULL or valid for a write.
@@ -190,8 +190,8 @@ enum aesx_status aesx_backend_check(aesx_backend backend);
 enum aesx_status aesx_backend_name(aesx_backend backend, const char **name);
 
 /**
- * Parses a backend name (case-insensitive; "auto" gives `AESX_BACKEND_AUTO`). Does not check
- * availability.
+ * Parses a backend name (case-insensitive; "auto" gives `AESX_BACKEND_AUTO`) into `*out`.
+ * Does not check availability. On failure `*out` is 0.
  *
  * # Safety
  * `name` must be NULL or a NUL-terminated string; `out` NULL or valid for a write.
@@ -237,7 +237,7 @@ enum aesx_status aesx_cipher_new(const uint8_t *key,
 enum aesx_status aesx_cipher_free(struct aesx_cipher *cipher);
 
 /**
- * Sets `*out` to the backend the context runs on.
+ * Sets `*out` to the backend the context runs on (0 on failure).
  *
  * # Safety
  * `cipher` must be NULL or a live context; `out` NULL or valid for a write.
@@ -245,7 +245,7 @@ enum aesx_status aesx_cipher_free(struct aesx_cipher *cipher);
 enum aesx_status aesx_cipher_backend(const struct aesx_cipher *cipher, aesx_backend *out);
 
 /**
- * Sets `*out` to the key size in bits (128, 192 or 256).
+ * Sets `*out` to the key size in bits (128, 192 or 256; 0 on failure).
  *
  * # Safety
  * `cipher` must be NULL or a live context; `out` NULL or valid for a write.
@@ -350,7 +350,7 @@ enum aesx_status aesx_ctr_xor(struct aesx_ctr *ctr, const uint8_t *in, uint8_t *
 enum aesx_status aesx_ctr_seek(struct aesx_ctr *ctr, uint64_t pos);
 
 /**
- * Sets `*out` to the stream's byte position.
+ * Sets `*out` to the stream's byte position (0 on failure).
  *
  * # Safety
  * `ctr` NULL or a live stream; `out` NULL or valid for a write.

@@ -1,7 +1,11 @@
 //! The `aesx_*` C API: cipher contexts, ECB, CBC, streaming CTR and backend selection.
 //!
 //! Conventions for every function:
-//! * the return value is an [`aesx_status`]; on failure nothing has been written to any output;
+//! * the return value is an [`aesx_status`]; on failure no data buffer has been written;
+//! * every out-parameter (`T **out`, `aesx_backend *out`, ...) is written first, before anything
+//!   else is checked: NULL for a pointer, 0 for a number. On success it then receives the
+//!   result, so after a failed call it holds NULL or 0, never a stale value or whatever the
+//!   caller's variable held before;
 //! * data pointers may be NULL only when the length is 0;
 //! * `in == out` (exactly) encrypts or decrypts in place; buffers that overlap in any other way
 //!   are rejected with `AESX_ERR_OVERLAP`;
@@ -48,6 +52,18 @@ unsafe fn put<T>(out: *mut T, v: T) -> Result<(), aesx_status> {
     // whatever the caller's memory held.
     unsafe { out.write(v) };
     Ok(())
+}
+
+/// Writes the "no result" value (NULL or 0) through an out-parameter, if it is not NULL: the
+/// first thing every function with an out-parameter does.
+///
+/// # Safety
+/// A non-NULL `out` must be valid for a write of `T`.
+unsafe fn clear<T>(out: *mut T, none: T) {
+    if !out.is_null() {
+        // SAFETY: non-NULL and valid for writes by the caller's contract.
+        unsafe { out.write(none) };
+    }
 }
 
 /// # Safety
@@ -107,6 +123,8 @@ pub extern "C" fn aesx_status_str(status: c_int) -> *const c_char {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aesx_backend_detect(out: *mut aesx_backend) -> aesx_status {
     // SAFETY: forwarded caller contract.
+    unsafe { clear(out, 0) };
+    // SAFETY: forwarded caller contract.
     guard(|| unsafe { put(out, backend_id(Backend::detect())) })
 }
 
@@ -121,7 +139,7 @@ pub extern "C" fn aesx_backend_check(backend: aesx_backend) -> aesx_status {
 }
 
 /// Sets `*name` to the backend's name ("auto", "soft", "vpaes", "aesni", "vaes256",
-/// "vaes512"), a static NUL-terminated string.
+/// "vaes512"), a static NUL-terminated string; NULL for an unknown backend.
 ///
 /// # Safety
 /// `name` must be NULL or valid for a write.
@@ -130,6 +148,8 @@ pub unsafe extern "C" fn aesx_backend_name(
     backend: aesx_backend,
     name: *mut *const c_char,
 ) -> aesx_status {
+    // SAFETY: forwarded caller contract.
+    unsafe { clear(name, std::ptr::null()) };
     guard(|| {
         let s: &'static CStr = match backend_from_id(backend)? {
             None => c"auto",
@@ -145,8 +165,8 @@ pub unsafe extern "C" fn aesx_backend_name(
     })
 }
 
-/// Parses a backend name (case-insensitive; "auto" gives `AESX_BACKEND_AUTO`). Does not check
-/// availability.
+/// Parses a backend name (case-insensitive; "auto" gives `AESX_BACKEND_AUTO`) into `*out`.
+/// Does not check availability. On failure `*out` is 0.
 ///
 /// # Safety
 /// `name` must be NULL or a NUL-terminated string; `out` NULL or valid for a write.
@@ -155,6 +175,8 @@ pub unsafe extern "C" fn aesx_backend_from_name(
     name: *const c_char,
     out: *mut aesx_backend,
 ) -> aesx_status {
+    // SAFETY: forwarded caller contract.
+    unsafe { clear(out, 0) };
     guard(|| {
         if name.is_null() || out.is_null() {
             return Err(AESX_ERR_NULL_POINTER);
@@ -196,6 +218,8 @@ pub extern "C" fn aesx_set_default_backend(backend: aesx_backend) -> aesx_status
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aesx_default_backend(out: *mut aesx_backend) -> aesx_status {
     // SAFETY: forwarded caller contract.
+    unsafe { clear(out, 0) };
+    // SAFETY: forwarded caller contract.
     guard(|| unsafe { put(out, backend_id(default_backend())) })
 }
 
@@ -211,12 +235,12 @@ pub unsafe extern "C" fn aesx_cipher_new(
     backend: aesx_backend,
     out: *mut *mut aesx_cipher,
 ) -> aesx_status {
+    // SAFETY: forwarded caller contract.
+    unsafe { clear(out, std::ptr::null_mut()) };
     guard(|| {
         if out.is_null() || key.is_null() {
             return Err(AESX_ERR_NULL_POINTER);
         }
-        // SAFETY: `out` is non-NULL and valid for a write by contract.
-        unsafe { out.write(std::ptr::null_mut()) };
         if !matches!(key_len, 16 | 24 | 32) {
             return Err(AESX_ERR_KEY_LENGTH);
         }
@@ -248,7 +272,7 @@ pub unsafe extern "C" fn aesx_cipher_free(cipher: *mut aesx_cipher) -> aesx_stat
     })
 }
 
-/// Sets `*out` to the backend the context runs on.
+/// Sets `*out` to the backend the context runs on (0 on failure).
 ///
 /// # Safety
 /// `cipher` must be NULL or a live context; `out` NULL or valid for a write.
@@ -257,6 +281,8 @@ pub unsafe extern "C" fn aesx_cipher_backend(
     cipher: *const aesx_cipher,
     out: *mut aesx_backend,
 ) -> aesx_status {
+    // SAFETY: forwarded caller contract.
+    unsafe { clear(out, 0) };
     guard(|| {
         // SAFETY: forwarded caller contract.
         let c = unsafe { obj(cipher) }?;
@@ -265,7 +291,7 @@ pub unsafe extern "C" fn aesx_cipher_backend(
     })
 }
 
-/// Sets `*out` to the key size in bits (128, 192 or 256).
+/// Sets `*out` to the key size in bits (128, 192 or 256; 0 on failure).
 ///
 /// # Safety
 /// `cipher` must be NULL or a live context; `out` NULL or valid for a write.
@@ -274,6 +300,8 @@ pub unsafe extern "C" fn aesx_cipher_key_bits(
     cipher: *const aesx_cipher,
     out: *mut u32,
 ) -> aesx_status {
+    // SAFETY: forwarded caller contract.
+    unsafe { clear(out, 0) };
     guard(|| {
         // SAFETY: forwarded caller contract.
         let c = unsafe { obj(cipher) }?;
@@ -459,12 +487,12 @@ pub unsafe extern "C" fn aesx_ctr_new(
     iv: *const u8,
     out: *mut *mut aesx_ctr,
 ) -> aesx_status {
+    // SAFETY: forwarded caller contract.
+    unsafe { clear(out, std::ptr::null_mut()) };
     guard(|| {
         if out.is_null() {
             return Err(AESX_ERR_NULL_POINTER);
         }
-        // SAFETY: `out` is non-NULL and valid for a write by contract.
-        unsafe { out.write(std::ptr::null_mut()) };
         // SAFETY: forwarded caller contract.
         let c = unsafe { obj(cipher) }?;
         // SAFETY: forwarded caller contract.
@@ -523,12 +551,14 @@ pub unsafe extern "C" fn aesx_ctr_seek(ctr: *mut aesx_ctr, pos: u64) -> aesx_sta
     })
 }
 
-/// Sets `*out` to the stream's byte position.
+/// Sets `*out` to the stream's byte position (0 on failure).
 ///
 /// # Safety
 /// `ctr` NULL or a live stream; `out` NULL or valid for a write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aesx_ctr_position(ctr: *const aesx_ctr, out: *mut u64) -> aesx_status {
+    // SAFETY: forwarded caller contract.
+    unsafe { clear(out, 0) };
     guard(|| {
         // SAFETY: forwarded caller contract.
         let s = unsafe { obj(ctr) }?;

@@ -4,6 +4,7 @@
 //! [`timing`] the trial engine, [`report`] the table, JSON and perf files, [`plot`] the PNG.
 
 mod ops;
+#[cfg(feature = "bench-plot")]
 mod plot;
 mod report;
 mod subjects;
@@ -161,6 +162,11 @@ pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
         bail!("--sizes: {s} is not a multiple of 16, which ecb/cbc need; pick multiples of 16");
     }
     let plot_op = Op::parse(&args.plot_op)?;
+    if !subjects::PEERS_BUILT && ops.iter().any(|o| !o.is_keyless()) {
+        eprintln!(
+            "bench: note: this aesx was built without the OpenSSL and RustCrypto peers (cargo feature bench-peers); measuring aesx only"
+        );
+    }
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir)
             .map_err(|e| anyhow::anyhow!("cannot create --out {}: {e}", dir.display()))?;
@@ -259,10 +265,23 @@ pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
         } else {
             keys.first().copied().unwrap_or(128)
         };
+        #[cfg(feature = "bench-plot")]
         plot::draw(&dir.join("throughput.png"), &records, plot_op, key)?;
+        #[cfg(not(feature = "bench-plot"))]
+        {
+            let _ = (plot_op, key);
+            eprintln!(
+                "bench: note: throughput.png not drawn: this aesx was built without plotting (cargo feature bench-plot)"
+            );
+        }
         if !args.json {
             println!(
-                "Wrote results.json, throughput.png and perf-*.txt to {}",
+                "Wrote results.json, {}perf-*.txt to {}",
+                if cfg!(feature = "bench-plot") {
+                    "throughput.png and "
+                } else {
+                    ""
+                },
                 dir.display()
             );
         }

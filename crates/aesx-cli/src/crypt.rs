@@ -1,4 +1,6 @@
-//! `aesx encrypt` / `aesx decrypt`: streaming, `openssl enc`-compatible file encryption.
+//! `aesx encrypt` / `aesx decrypt`: the command. Without --mode/--iv-hex it hands over to
+//! [`crate::fileformat`] (the authenticated aesx format); with them, this module does
+//! streaming, `openssl enc`-compatible file encryption.
 //!
 //! The input is read in fixed chunks (a multiple of 16 bytes, so only the final chunk can hold
 //! a partial block); each chunk is transformed in place by a [`Engine`] and written out.
@@ -6,8 +8,11 @@
 //! through [`crate::pipeline`] instead (CTR is seekable, so every chunk is processed at its own
 //! byte offset on N threads while the next one is read and the previous one written).
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, IsTerminal, Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
 use aesx::{Aes, Backend, CbcDecryptor, CbcEncryptor, Ctr};
@@ -34,8 +39,16 @@ Compatibility (--mode/--iv-hex): the output is byte-identical to
 (the AES size follows from the key length), so files move between the two tools.
 
 Keys: --key-file holds either the raw 16/24/32 key bytes or 32/48/64 hex digits (surrounding
-whitespace ignored). Prefer it to --key-hex, which other users can see in the process list.
-Keys are never printed, and aesx wipes its copies from memory when done.
+whitespace ignored); `--key-file -` reads them from stdin (then SRC must be a file). Prefer it
+to --key-hex: the kernel keeps a running process's command line, so other users can see
+--key-hex in the process list (ps, /proc/PID/cmdline) while aesx runs, and aesx cannot wipe
+that copy. Every copy aesx makes is wiped: the --key-hex value is taken out of the argument
+list before it is parsed, key files and stdin are read without a buffer of their own, and the
+decoded key and the key schedule are zeroized when done. Keys are never printed.
+
+Threads: --threads is capped at the cores available to aesx (more threads than cores only
+cost memory and switching); a larger value is lowered, and a successful run ends with a note
+on stderr saying so (unless -q).
 
 Padding: cbc and ecb use PKCS#7 by default, like openssl enc; with --padding none the input
 must be a whole number of 16-byte blocks. ctr is a stream mode and is never padded.
@@ -46,7 +59,9 @@ SIGINT/SIGTERM/SIGHUP, aesx exits non-zero with one line saying what went wrong,
 temporary file and leaves DST as it was. An existing DST is never replaced unless --force is
 given (then it is replaced atomically, keeping its permissions); new files are created with
 mode 0600. DST = `-` streams to stdout: there, output already written cannot be taken back, so
-check the exit status. Special files (e.g. /dev/null) are written directly.";
+check the exit status. An existing device, FIFO or socket as DST (e.g. /dev/null, a disk) is
+written directly, with no temporary file and no undo, and only with --force. A DST that is a
+symbolic link to a missing file is refused (--force replaces the link itself).";
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Mode {
@@ -78,10 +93,14 @@ pub struct CryptArgs {
     /// The key as 32, 48 or 64 hex digits (AES-128/192/256); --mode/--iv-hex only.
     #[arg(long, value_name = "HEX")]
     key_hex: Option<String>,
-    /// A file holding the key: for the aesx format 32 raw bytes (`aesx keygen`) or 64 hex
-    /// digits; for --mode/--iv-hex raw 16/24/32 bytes or 32/48/64 hex digits.
+    /// A file holding the key (`-` = stdin): for the aesx format 32 raw bytes (`aesx keygen`)
+    /// or 64 hex digits; for --mode/--iv-hex raw 16/24/32 bytes or 32/48/64 hex digits.
     #[arg(long, value_name = "PATH")]
     key_file: Option<std::path::PathBuf>,
+    /// The real `--key-hex` value, taken out of the argument list before clap saw it
+    /// ([`take_key_hex`]); `key_hex` then holds a placeholder.
+    #[arg(skip)]
+    key_hex_secret: Option<Zeroizing<String>>,
     /// The IV (cbc) or initial counter block (ctr) as 32 hex digits, for the
     /// openssl-enc-compatible modes (implies --mode ctr); not used by ecb.
     #[arg(long, value_name = "HEX")]
@@ -89,15 +108,17 @@ pub struct CryptArgs {
     /// Padding for cbc/ecb [default: pkcs7].
     #[arg(long, value_enum)]
     padding: Option<Padding>,
-    /// Threads for ctr; cbc and ecb use one [default: the number of cores].
+    /// Threads for ctr, at most the number of cores; cbc and ecb use one [default: the number
+    /// of cores].
     ///
     /// With N > 1, ctr reads, encrypts (on N threads) and writes in a pipeline, in 4 MiB chunks
     /// with at most 16 MiB in flight; the output is the same for every N. 1 = one thread, no
-    /// pipeline. cbc and ecb always run on one thread: cbc encryption is serial by nature
-    /// (each block needs the previous ciphertext block).
+    /// pipeline. N above the cores available to aesx is lowered to that (a note on stderr
+    /// says so after a successful run, unless -q). cbc and ecb always run on one thread: cbc encryption is serial by
+    /// nature (each block needs the previous ciphertext block).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
-    /// No progress bar.
+    /// No progress bar and no notes.
     #[arg(long, short)]
     quiet: bool,
     /// Replace an existing DST (atomically, only after the whole run succeeded).
@@ -149,10 +170,91 @@ fn check_key_len(what: &str, key: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Reads the key from `--key-hex` or `--key-file`.
+/// What `--key-hex` holds in the argument list clap parses: the real value never gets there.
+const KEY_HEX_PLACEHOLDER: &str = "(taken)";
+
+/// Takes the `--key-hex` value out of `args` (the whole command line, before parsing) and
+/// leaves a placeholder in its place, so the argument parser never holds a copy of the key
+/// (its copies are freed without being wiped). Handles `--key-hex VALUE` and
+/// `--key-hex=VALUE`, up to a `--` that ends the options; a value that starts with `-` is left
+/// alone (the parser then reports the missing value, as before). Returns the last value found
+/// (the parser rejects a repeated `--key-hex` anyway). The token that held the value is
+/// wiped.
+pub fn take_key_hex(args: &mut [OsString]) -> Option<Zeroizing<String>> {
+    let mut found = None;
+    let mut i = 1;
+    while i < args.len() {
+        let tok = args[i].as_bytes();
+        if tok == b"--" {
+            break;
+        }
+        if tok == b"--key-hex" {
+            if let Some(v) = args.get(i + 1)
+                && !v.as_bytes().starts_with(b"-")
+            {
+                let v = std::mem::replace(&mut args[i + 1], KEY_HEX_PLACEHOLDER.into());
+                found = Some(into_secret(v));
+                i += 1;
+            }
+        } else if let Some(v) = tok.strip_prefix(b"--key-hex=") {
+            let secret = Zeroizing::new(String::from_utf8_lossy(v).into_owned());
+            let old = std::mem::replace(
+                &mut args[i],
+                format!("--key-hex={KEY_HEX_PLACEHOLDER}").into(),
+            );
+            wipe_os(old);
+            found = Some(secret);
+        }
+        i += 1;
+    }
+    found
+}
+
+/// Moves an argument into a wiped-on-drop string without copying it (a non-UTF-8 value is
+/// not hex anyway; it becomes a lossy copy and the original is wiped).
+fn into_secret(v: OsString) -> Zeroizing<String> {
+    match v.into_string() {
+        Ok(s) => Zeroizing::new(s),
+        Err(v) => {
+            let s = Zeroizing::new(v.to_string_lossy().into_owned());
+            wipe_os(v);
+            s
+        }
+    }
+}
+
+/// Overwrites an argument's bytes before freeing them.
+pub fn wipe_os(v: OsString) {
+    use zeroize::Zeroize;
+    v.into_vec().zeroize();
+}
+
+impl CryptArgs {
+    /// Hands back the `--key-hex` value [`take_key_hex`] took out of the command line.
+    pub fn restore_key_hex(&mut self, secret: Option<Zeroizing<String>>) {
+        if self.key_hex.is_some() {
+            self.key_hex_secret = secret;
+        }
+    }
+}
+
+/// Reads a key file (at most a little more than the largest valid form) without a buffer of
+/// our own that would outlive the call: straight into a wiped-on-drop vector.
+fn read_key_source(r: &mut dyn Read) -> io::Result<Zeroizing<Vec<u8>>> {
+    let mut raw = Zeroizing::new(Vec::with_capacity(200));
+    r.take(200).read_to_end(&mut raw)?;
+    Ok(raw)
+}
+
+/// Reads the key from `--key-hex` or `--key-file` (`-` = stdin).
 fn load_key(args: &mut CryptArgs) -> Result<Zeroizing<Vec<u8>>> {
     if let Some(h) = args.key_hex.take() {
-        let h = Zeroizing::new(h);
+        // The real value, if main took it out of the command line; else (a caller that did
+        // not) the parsed one.
+        let h = args
+            .key_hex_secret
+            .take()
+            .unwrap_or_else(|| Zeroizing::new(h));
         let key = decode_hex("--key-hex", &h, KEY_EXPECT)?;
         check_key_len("--key-hex", &key)?;
         return Ok(key);
@@ -161,15 +263,25 @@ fn load_key(args: &mut CryptArgs) -> Result<Zeroizing<Vec<u8>>> {
         .key_file
         .as_ref()
         .ok_or_else(|| anyhow!("give a key with --key-hex or --key-file"))?;
-    let shown = path.display();
-    let mut f = File::open(path)
-        .map_err(|e| anyhow!("cannot read --key-file {shown}: {e}; check the path"))?;
-    let mut raw = Zeroizing::new(Vec::with_capacity(200));
-    // A key file is tiny; read at most a little more than the largest valid form.
-    (&mut f)
-        .take(200)
-        .read_to_end(&mut raw)
-        .map_err(|e| anyhow!("cannot read --key-file {shown}: {e}"))?;
+    let stdin = path.as_os_str() == "-";
+    let shown = if stdin {
+        "- (stdin)".to_string()
+    } else {
+        path.display().to_string()
+    };
+    let raw = if stdin {
+        // std's stdin has an 8 KiB buffer we could not wipe: read a duplicate of fd 0 instead.
+        let fd = io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| anyhow!("cannot read --key-file -: {e}"))?;
+        read_key_source(&mut File::from(fd))
+    } else {
+        let mut f = File::open(path)
+            .map_err(|e| anyhow!("cannot read --key-file {shown}: {e}; check the path"))?;
+        read_key_source(&mut f)
+    }
+    .map_err(|e| anyhow!("cannot read --key-file {shown}: {e}"))?;
     let trimmed = raw.trim_ascii();
     if matches!(trimmed.len(), 32 | 48 | 64) && trimmed.iter().all(u8::is_ascii_hexdigit) {
         let mut key = Zeroizing::new(vec![0u8; trimmed.len() / 2]);
@@ -359,11 +471,121 @@ impl std::error::Error for WriteFailed {}
 /// The note that --mode/--iv-hex output has no integrity (stderr, after success, unless -q).
 const LEGACY_NOTE: &str = "aesx: note: --mode/--iv-hex use the openssl-enc-compatible format: no integrity (changes go undetected) and an IV must never be reused with a key; without them aesx writes its authenticated format";
 
-pub fn run(args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> {
-    let threads = args.threads.unwrap_or_else(aesx::parallel::default_threads);
-    if threads == 0 {
-        bail!("--threads must be at least 1");
+/// `--threads`: at least 1, at most the cores available to this process. Returns the count
+/// to use and, when the request was lowered, a note saying so.
+pub fn clamp_threads(requested: Option<usize>, cores: usize) -> Result<(usize, Option<String>)> {
+    let cores = cores.max(1);
+    match requested {
+        None => Ok((cores, None)),
+        Some(0) => bail!("--threads must be at least 1"),
+        Some(n) if n > cores => Ok((
+            cores,
+            Some(format!(
+                "note: --threads {n} is more than the {cores} core{} available; using {cores}",
+                if cores == 1 { "" } else { "s" }
+            )),
+        )),
+        Some(n) => Ok((n, None)),
     }
+}
+
+/// Everything `aesx encrypt/decrypt` decides before it touches a file: what to do to a
+/// stream of bytes. [`transform`] does it; the CLI wraps files around it, and the fuzz
+/// targets call it on in-memory data.
+pub struct Job<'a> {
+    pub aes: &'a Aes,
+    pub mode: Mode,
+    pub dir: Direction,
+    /// `Padding::None` for ctr.
+    pub padding: Padding,
+    /// Required for ctr and cbc; `None` for ecb.
+    pub iv: Option<[u8; 16]>,
+    /// 1 = one thread; more = the ctr pipeline (cbc and ecb always use one).
+    pub threads: usize,
+    /// Bytes per read, a multiple of 16: [`CHUNK`] (1 MiB) single-threaded and
+    /// [`crate::pipeline::CHUNK`] (4 MiB) in the pipeline; small in the fuzz targets, so that
+    /// short inputs cross many chunk boundaries.
+    pub chunk: usize,
+}
+
+impl Job<'_> {
+    /// The chunk sizes the CLI uses.
+    pub fn default_chunk(threads: usize) -> usize {
+        if threads > 1 {
+            crate::pipeline::CHUNK
+        } else {
+            CHUNK
+        }
+    }
+}
+
+/// Why [`transform`] stopped.
+#[derive(Debug)]
+pub enum Failure {
+    /// Reading the input failed.
+    Read(io::Error),
+    /// Writing the output failed.
+    Write(io::Error),
+    /// The data is wrong: unaligned for the mode, bad padding, empty padded ciphertext. The
+    /// message says what and how to fix it (never any key or data bytes).
+    Data(anyhow::Error),
+}
+
+/// Encrypts or decrypts everything `reader` yields into `out`, in chunks of `job.chunk`
+/// bytes. `size`, when known, only sizes the buffers of small inputs; `progress` gets the
+/// byte count of each chunk when done. On failure part of the output may have been written:
+/// the CLI writes to a temporary file it then drops.
+pub fn transform(
+    job: &Job<'_>,
+    mut reader: Box<dyn Read + Send>,
+    out: &mut (dyn Write + Send),
+    size: Option<u64>,
+    progress: &dyn Fn(u64),
+) -> std::result::Result<(), Failure> {
+    if let (Mode::Ctr, Some(iv)) = (job.mode, job.iv)
+        && job.threads > 1
+    {
+        return crate::pipeline::ctr(
+            reader,
+            out,
+            job.aes,
+            &iv,
+            job.threads,
+            size,
+            job.chunk,
+            progress,
+        )
+        .map_err(|e| match e {
+            crate::pipeline::Failure::Read(e) => Failure::Read(e),
+            crate::pipeline::Failure::Write(e) => Failure::Write(e),
+        });
+    }
+    let aes = job.aes;
+    let need_iv = || Failure::Data(anyhow!("--mode {} needs an IV", mode_name(job.mode)));
+    let mut engine = match (job.mode, job.dir) {
+        (Mode::Ctr, _) => Engine::Ctr(Ctr::new(aes, job.iv.as_ref().ok_or_else(need_iv)?)),
+        (Mode::Ecb, Direction::Encrypt) => Engine::EcbEnc(aes, job.padding),
+        (Mode::Cbc, Direction::Encrypt) => Engine::CbcEnc(
+            CbcEncryptor::new(aes, job.iv.as_ref().ok_or_else(need_iv)?),
+            job.padding,
+        ),
+        (Mode::Ecb, Direction::Decrypt) => Engine::Dec {
+            kind: DecKind::Ecb(aes),
+            padding: job.padding,
+            held: None,
+        },
+        (Mode::Cbc, Direction::Decrypt) => Engine::Dec {
+            kind: DecKind::Cbc(CbcDecryptor::new(aes, job.iv.as_ref().ok_or_else(need_iv)?)),
+            padding: job.padding,
+            held: None,
+        },
+    };
+    stream(&mut *reader, out, &mut engine, job.dir, job.chunk, progress)
+}
+
+pub fn run(args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> {
+    let (threads, note) = clamp_threads(args.threads, aesx::parallel::default_threads())?;
+    let quiet = args.quiet;
     let Some(mode) = args.mode.or(args.iv_hex.as_ref().map(|_| Mode::Ctr)) else {
         // Neither --mode nor --iv-hex: the authenticated aesx format.
         if args.key_hex.is_some() {
@@ -378,16 +600,23 @@ pub fn run(args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> {
             format: &args.format,
             key_file: args.key_file.as_deref(),
             threads,
-            quiet: args.quiet,
+            quiet,
             force: args.force,
             src: &args.src,
             dst: &args.dst,
             backend,
         };
-        return match dir {
-            Direction::Encrypt => crate::fileformat::encrypt(&job),
-            Direction::Decrypt => crate::fileformat::decrypt(&job),
-        };
+        match dir {
+            Direction::Encrypt => crate::fileformat::encrypt(&job)?,
+            Direction::Decrypt => crate::fileformat::decrypt(&job)?,
+        }
+        // After success only, so that an error stays one line.
+        if let Some(note) = note
+            && !quiet
+        {
+            eprintln!("aesx: {note}");
+        }
+        return Ok(());
     };
     let f = &args.format;
     if f.passphrase || f.passphrase_file.is_some() {
@@ -399,15 +628,18 @@ pub fn run(args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> {
     {
         bail!("--aead and --kdf-* are for the aesx format; drop --mode/--iv-hex to use it");
     }
-    let quiet = args.quiet;
     legacy(args, mode, dir, backend, threads)?;
     if !quiet {
+        if let Some(note) = note {
+            eprintln!("aesx: {note}");
+        }
         eprintln!("{LEGACY_NOTE}");
     }
     Ok(())
 }
 
-/// The openssl-enc-compatible modes (--mode/--iv-hex), unchanged.
+/// The openssl-enc-compatible modes (--mode/--iv-hex), byte for byte as before the aesx
+/// format.
 fn legacy(
     mut args: CryptArgs,
     mode: Mode,
@@ -424,6 +656,11 @@ fn legacy(
         (_, None) => Padding::Pkcs7,
     };
     let iv = load_iv(mode, args.iv_hex.as_deref())?;
+    if args.src == "-" && args.key_file.as_ref().is_some_and(|k| k.as_os_str() == "-") {
+        bail!(
+            "--key-file - reads the key from stdin, so SRC cannot be stdin too; give SRC as a file"
+        );
+    }
     let aes = {
         let key = load_key(&mut args)?;
         Aes::with_backend(&key, backend).map_err(|e| anyhow!("{e}"))?
@@ -431,7 +668,7 @@ fn legacy(
     };
 
     // Input.
-    let (mut reader, size, src_path): (Box<dyn Read + Send>, Option<u64>, Option<&Path>) =
+    let (reader, size, src_path): (Box<dyn Read + Send>, Option<u64>, Option<&Path>) =
         if args.src == "-" {
             (Box::new(io::stdin()), None, None)
         } else {
@@ -456,25 +693,6 @@ fn legacy(
 
     let mut output = Output::create(&args.dst, src_path, args.force)?;
 
-    let mut engine = match (mode, dir) {
-        (Mode::Ctr, _) => Engine::Ctr(Ctr::new(&aes, iv.as_ref().expect("ctr has an IV"))),
-        (Mode::Ecb, Direction::Encrypt) => Engine::EcbEnc(&aes, padding),
-        (Mode::Cbc, Direction::Encrypt) => Engine::CbcEnc(
-            CbcEncryptor::new(&aes, iv.as_ref().expect("cbc has an IV")),
-            padding,
-        ),
-        (Mode::Ecb, Direction::Decrypt) => Engine::Dec {
-            kind: DecKind::Ecb(&aes),
-            padding,
-            held: None,
-        },
-        (Mode::Cbc, Direction::Decrypt) => Engine::Dec {
-            kind: DecKind::Cbc(CbcDecryptor::new(&aes, iv.as_ref().expect("cbc has an IV"))),
-            padding,
-            held: None,
-        },
-    };
-
     let bar = match size {
         Some(n) if n >= PROGRESS_MIN && !args.quiet && io::stderr().is_terminal() => {
             let style = indicatif::ProgressStyle::with_template(
@@ -487,23 +705,27 @@ fn legacy(
         _ => None,
     };
 
-    let result = match (mode, iv) {
-        (Mode::Ctr, Some(iv)) if threads > 1 => {
-            let what = output.describe();
-            let note = output.untouched_note();
-            let src = &args.src;
-            crate::pipeline::ctr(reader, output.writer(), &aes, &iv, threads, size, &|n| {
-                if let Some(b) = &bar {
-                    b.inc(n)
-                }
-            })
-            .map_err(|e| match e {
-                crate::pipeline::Failure::Read(e) => read_error(src, &e, note),
-                crate::pipeline::Failure::Write(e) => write_error(&what, &e, note),
-            })
-        }
-        _ => stream(&mut *reader, &mut output, &mut engine, dir, &args.src, &bar),
+    let job = Job {
+        aes: &aes,
+        mode,
+        dir,
+        padding,
+        iv,
+        threads,
+        chunk: Job::default_chunk(threads),
     };
+    let what = output.describe();
+    let untouched = output.untouched_note();
+    let result = transform(&job, reader, output.writer(), size, &|n| {
+        if let Some(b) = &bar {
+            b.inc(n)
+        }
+    })
+    .map_err(|e| match e {
+        Failure::Read(e) => read_error(&args.src, &e, untouched),
+        Failure::Write(e) => write_error(&what, &e, untouched),
+        Failure::Data(e) => e,
+    });
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
@@ -528,35 +750,32 @@ fn write_error(what: &str, e: &io::Error, note: &str) -> anyhow::Error {
     anyhow!("cannot write to {what}: {e}; {hint}{note}")
 }
 
-/// The read-transform-write loop.
+/// The read-transform-write loop (one thread).
 fn stream(
     reader: &mut dyn Read,
-    output: &mut Output,
+    out: &mut dyn Write,
     engine: &mut Engine<'_>,
     dir: Direction,
-    src: &str,
-    bar: &Option<indicatif::ProgressBar>,
-) -> Result<()> {
+    chunk: usize,
+    progress: &dyn Fn(u64),
+) -> std::result::Result<(), Failure> {
+    let chunk = chunk.max(16) / 16 * 16;
     // 16 spare bytes for a padding block; zeroized on drop (it holds plaintext).
-    let mut buf = Zeroizing::new(Vec::with_capacity(CHUNK + 16));
+    let mut buf = Zeroizing::new(Vec::with_capacity(chunk + 16));
     let mut total: u64 = 0;
-    let what = output.describe();
-    let note = output.untouched_note();
     loop {
-        buf.resize(CHUNK, 0);
-        let n = fill(reader, &mut buf[..CHUNK]).map_err(|e| read_error(src, &e, note))?;
+        buf.resize(chunk, 0);
+        let n = fill(reader, &mut buf[..chunk]).map_err(Failure::Read)?;
         buf.truncate(n);
         total += n as u64;
-        let last = n < CHUNK;
+        let last = n < chunk;
         engine
-            .process(&mut buf, last, total, dir, output.writer())
+            .process(&mut buf, last, total, dir, out)
             .map_err(|e| match e.downcast::<WriteFailed>() {
-                Ok(w) => write_error(&what, &w.0, note),
-                Err(e) => e,
+                Ok(w) => Failure::Write(w.0),
+                Err(e) => Failure::Data(e),
             })?;
-        if let Some(b) = bar {
-            b.inc(n as u64);
-        }
+        progress(n as u64);
         if last {
             return Ok(());
         }

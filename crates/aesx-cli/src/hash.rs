@@ -81,7 +81,7 @@ fn is_stdin(name: &OsStr) -> bool {
 }
 
 /// Hashes everything `r` yields.
-fn hash_reader(alg: FugueAlg, backend: FugueBackend, r: &mut dyn Read) -> io::Result<Vec<u8>> {
+pub fn hash_reader(alg: FugueAlg, backend: FugueBackend, r: &mut dyn Read) -> io::Result<Vec<u8>> {
     let mut h = Fugue::with_backend(alg, backend)
         .map_err(|e| io::Error::other(format!("backend {backend}: {e}")))?;
     let mut buf = vec![0u8; BUF];
@@ -278,7 +278,25 @@ fn check(alg: FugueAlg, backend: FugueBackend, sumfile: &OsStr) -> Result<()> {
             .map_err(|e| anyhow!("cannot open {}: {}", shown(sumfile), io_text(&e)))?;
         Box::new(BufReader::new(f))
     };
-    let stdout = io::stdout();
+    let mut open = |name: &OsStr| hash_file(alg, backend, name);
+    let mut stdout = io::stdout();
+    let mut stderr = io::stderr();
+    check_lines(alg, sumfile, reader, &mut open, &mut stdout, &mut stderr)
+}
+
+/// The body of `aesx hash --check`: reads checksum lines from `reader` (named `sumfile` in
+/// messages), gets each named file's digest from `digest` (the CLI hashes the file; the fuzz
+/// target looks it up in memory), writes `<name>: OK|FAILED` lines to `out` and problems to
+/// `err`, and fails with the summary if anything did not match, could not be read or was
+/// malformed.
+pub fn check_lines(
+    alg: FugueAlg,
+    sumfile: &OsStr,
+    reader: Box<dyn BufRead + '_>,
+    digest: &mut dyn FnMut(&OsStr) -> io::Result<Vec<u8>>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<()> {
     let (mut ok, mut bad, mut unreadable, mut malformed) = (0usize, 0usize, 0usize, 0usize);
     for (i, line) in reader.split(b'\n').enumerate() {
         let line = line.map_err(|e| anyhow!("cannot read {}: {}", shown(sumfile), io_text(&e)))?;
@@ -287,7 +305,8 @@ fn check(alg: FugueAlg, backend: FugueBackend, sumfile: &OsStr) -> Result<()> {
             continue;
         }
         let Some((want, name)) = parse_line(line, alg.output_len()) else {
-            eprintln!(
+            let _ = writeln!(
+                err,
                 "aesx: {}:{}: malformed line; expected `<{} hex digits>  <name>` for {}",
                 shown(sumfile),
                 i + 1,
@@ -298,7 +317,7 @@ fn check(alg: FugueAlg, backend: FugueBackend, sumfile: &OsStr) -> Result<()> {
             continue;
         };
         let os_name = name_from_bytes(&name);
-        let verdict: &[u8] = match hash_file(alg, backend, &os_name) {
+        let verdict: &[u8] = match digest(&os_name) {
             Ok(got) if got == want => {
                 ok += 1;
                 b": OK\n"
@@ -308,15 +327,14 @@ fn check(alg: FugueAlg, backend: FugueBackend, sumfile: &OsStr) -> Result<()> {
                 b": FAILED\n"
             }
             Err(e) => {
-                eprintln!("aesx: {}: {}", shown(&os_name), io_text(&e));
+                let _ = writeln!(err, "aesx: {}: {}", shown(&os_name), io_text(&e));
                 unreadable += 1;
                 b": FAILED open or read\n"
             }
         };
-        let mut o = stdout.lock();
-        o.write_all(&name)
-            .and_then(|()| o.write_all(verdict))
-            .and_then(|()| o.flush())
+        out.write_all(&name)
+            .and_then(|()| out.write_all(verdict))
+            .and_then(|()| out.flush())
             .map_err(|e| anyhow!("cannot write to stdout: {}", io_text(&e)))?;
     }
     let mut problems = Vec::new();

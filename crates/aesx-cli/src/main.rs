@@ -5,13 +5,11 @@
 
 mod bench;
 mod cpuinfo;
-mod crypt;
-mod fileformat;
-mod hash;
-mod output;
-mod pipeline;
 
+use std::ffi::OsString;
 use std::process::ExitCode;
+
+use aesx_cli::{crypt, fileformat, hash};
 
 use aesx::Backend;
 use anyhow::{Result, anyhow};
@@ -113,7 +111,7 @@ pub fn available_names() -> Vec<&'static str> {
     Backend::available().iter().map(|b| b.name()).collect()
 }
 
-fn run(cli: Cli) -> Result<()> {
+fn run(cli: Cli, key_hex: Option<zeroize::Zeroizing<String>>) -> Result<()> {
     // `hash` has its own backends (Fugue), so it does not go through the AES choice.
     let command = match cli.command {
         Command::Hash(a) => return hash::run(a, cli.backend.as_deref()),
@@ -122,8 +120,14 @@ fn run(cli: Cli) -> Result<()> {
     };
     let choice = choose_backend(cli.backend.as_deref())?;
     match command {
-        Command::Encrypt(a) => crypt::run(a, crypt::Direction::Encrypt, choice.get()),
-        Command::Decrypt(a) => crypt::run(a, crypt::Direction::Decrypt, choice.get()),
+        Command::Encrypt(mut a) => {
+            a.restore_key_hex(key_hex);
+            crypt::run(a, crypt::Direction::Encrypt, choice.get())
+        }
+        Command::Decrypt(mut a) => {
+            a.restore_key_hex(key_hex);
+            crypt::run(a, crypt::Direction::Decrypt, choice.get())
+        }
         Command::Cpu { json } => cpuinfo::run(json, &choice),
         Command::Bench(a) => bench::run(a, &choice),
         Command::Hash(a) => hash::run(a, cli.backend.as_deref()),
@@ -132,8 +136,21 @@ fn run(cli: Cli) -> Result<()> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli) {
+    // The --key-hex value is taken out before clap sees the arguments (clap's copies are freed
+    // unwiped); our copy of every argument is wiped once parsed. The kernel's copy of the
+    // command line (ps, /proc/PID/cmdline) is out of reach: the help says so.
+    let mut args: Vec<OsString> = std::env::args_os().collect();
+    let key_hex = crypt::take_key_hex(&mut args);
+    let parsed = Cli::try_parse_from(&args);
+    args.into_iter().for_each(crypt::wipe_os);
+    let cli = match parsed {
+        Ok(c) => c,
+        Err(e) => {
+            drop(key_hex);
+            e.exit()
+        }
+    };
+    match run(cli, key_hex) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // One line: the context chain joined with ": ".

@@ -60,8 +60,8 @@ fn install_handler() {
 pub enum Output {
     /// `-`: streamed; on error the reader sees a partial stream and a non-zero exit status.
     Stdout(io::Stdout),
-    /// An existing non-regular file (a device such as /dev/null, a FIFO): written directly,
-    /// since it cannot be replaced by a rename.
+    /// An existing non-regular file (a device such as /dev/null, a FIFO), with `--force`:
+    /// written directly, since it cannot be replaced by a rename.
     Direct { file: File, path: PathBuf },
     /// A regular file: a temporary file beside it, renamed over it on success.
     Temp {
@@ -71,6 +71,23 @@ pub enum Output {
         /// Declared after `tmp`, so it runs after the file is removed.
         _guard: PendingGuard,
     },
+}
+
+/// What a non-regular, non-directory file is, for messages.
+fn kind(m: &fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else if t.is_fifo() {
+        "FIFO (named pipe)"
+    } else if t.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    }
 }
 
 /// True when both paths name the same file (same device and inode).
@@ -83,13 +100,28 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 impl Output {
-    /// Prepares DST. `src` is `None` for stdin. Refuses DST = SRC, an existing regular DST
-    /// without `force`, and a DST whose directory cannot take a temporary file.
+    /// Prepares DST. `src` is `None` for stdin. Refuses DST = SRC, and without `force` an
+    /// existing DST (a regular file, a device, a FIFO or a socket) and a symbolic link to a
+    /// missing file; refuses a DST whose directory cannot take a temporary file.
     pub fn create(dst: &str, src: Option<&Path>, force: bool) -> Result<Output> {
         if dst == "-" {
             return Ok(Output::Stdout(io::stdout()));
         }
         let path = PathBuf::from(dst);
+        // A dangling symbolic link: `metadata` (which follows links) says "not found", but
+        // the final no-clobber rename would then fail because the link itself exists.
+        if !force
+            && let Ok(l) = fs::symlink_metadata(&path)
+            && l.file_type().is_symlink()
+            && fs::metadata(&path).is_err()
+        {
+            let target = fs::read_link(&path)
+                .map(|t| t.display().to_string())
+                .unwrap_or_else(|_| "?".into());
+            return Err(anyhow!(
+                "DST {dst} is a symbolic link to {target}, which does not exist; give the path you mean as DST, or pass --force to replace the link itself with the output"
+            ));
+        }
         if let Some(s) = src
             && same_file(s, &path)
         {
@@ -103,8 +135,14 @@ impl Output {
                     "DST {dst} is a directory; give a file name for the output"
                 ));
             }
+            Ok(m) if !m.is_file() && !force => {
+                return Err(anyhow!(
+                    "DST {dst} is an existing {}; aesx would write into it directly, with no temporary file and no undo: pass --force to do that (or use - for stdout)",
+                    kind(&m)
+                ));
+            }
             Ok(m) if !m.is_file() => {
-                // Devices, FIFOs, sockets: write straight into them.
+                // Devices, FIFOs, sockets, with --force: write straight into them.
                 let file = fs::OpenOptions::new()
                     .write(true)
                     .open(&path)
@@ -210,8 +248,15 @@ impl Output {
                         // Dropping e.file removes the temporary file.
                         drop(e.file);
                         if why.kind() == io::ErrorKind::AlreadyExists {
+                            // Say what is there now: a file, or a (possibly dangling) link.
+                            let what = match fs::read_link(&dst) {
+                                Ok(t) => {
+                                    format!("a symbolic link to {} was created there", t.display())
+                                }
+                                Err(_) => "a file was created there".to_string(),
+                            };
                             Err(anyhow!(
-                                "DST {shown} appeared while aesx ran; pass --force to replace it (nothing written)"
+                                "DST {shown} did not exist when aesx started, but {what} while it ran; pass --force to replace it (nothing written)"
                             ))
                         } else {
                             Err(anyhow!("cannot move the result to {shown}: {why}"))

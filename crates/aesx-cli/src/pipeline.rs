@@ -59,8 +59,10 @@ type Buf = Zeroizing<Vec<u8>>;
 type Chunk = (Buf, usize, bool);
 
 /// Streams `reader` through AES-CTR (counter block `iv`, starting at stream position 0) into
-/// `out` on `threads` threads. `size`, when known, only sizes the buffers of small inputs.
+/// `out` on `threads` threads, in chunks of at most `max_chunk` bytes (a multiple of 16;
+/// [`CHUNK`] in the CLI). `size`, when known, only sizes the buffers of small inputs.
 /// `progress` is called with the byte count of each chunk once it is encrypted.
+#[allow(clippy::too_many_arguments)]
 pub fn ctr(
     mut reader: Box<dyn Read + Send>,
     out: &mut (dyn Write + Send),
@@ -68,12 +70,14 @@ pub fn ctr(
     iv: &[u8; 16],
     threads: usize,
     size: Option<u64>,
+    max_chunk: usize,
     progress: &dyn Fn(u64),
 ) -> Result<(), Failure> {
+    let max_chunk = max_chunk.max(16) / 16 * 16;
     // A small input needs one small buffer: size + 1 so the first read already sees the end.
     let chunk = match size {
-        Some(s) if s < CHUNK as u64 => (s as usize + 1).next_multiple_of(16),
-        _ => CHUNK,
+        Some(s) if s < max_chunk as u64 => (s as usize + 1).next_multiple_of(16),
+        _ => max_chunk,
     };
     // Writer -> reader: emptied buffers for reuse.
     let (free_tx, free_rx) = mpsc::channel::<Buf>();

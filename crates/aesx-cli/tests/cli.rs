@@ -623,6 +623,7 @@ fn write_failures_leave_nothing_behind() {
             KEY128,
             "--iv-hex",
             IV,
+            "--force",
             p(&d.join("src")),
             "/dev/full",
         ]);
@@ -1342,7 +1343,7 @@ fn ctr_threads_errors_unchanged() {
     if Path::new("/dev/full").exists() {
         let mut msgs = Vec::new();
         for threads in ["1", "3"] {
-            let mut a = vec!["encrypt", "--threads", threads];
+            let mut a = vec!["encrypt", "--force", "--threads", threads];
             a.extend(crypt_args("ctr", KEY128));
             a.extend([b, "/dev/full"]);
             let o = run(&a);
@@ -1390,4 +1391,321 @@ fn ctr_threads_memory_stays_bounded() {
     let o = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
     assert!(o.status.success(), "{o:?}");
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "629145600");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hardening (issue 14, finding 6): key copies, --key-file -, --threads cap, special and
+// dangling-symlink DSTs.
+
+/// A key that appears nowhere else, so finding it in memory means a copy of it.
+const SECRET_HEX: &str = "7f3e1b9d5c2a4860f1e3d5c7b9a08264";
+
+/// The kernel's copy of the command line in process `pid`: [arg_start, arg_end) from
+/// /proc/PID/stat (fields 48 and 49).
+fn argv_area(pid: u32) -> (u64, u64) {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // `rest` starts at field 3.
+    (f[48 - 3].parse().unwrap(), f[49 - 3].parse().unwrap())
+}
+
+/// Counts `needle` in every readable and writable mapping of process `pid` (heap, stacks,
+/// anonymous memory, data), outside the kernel's command-line area. `None` if the memory of
+/// another process cannot be read here.
+fn count_in_memory(pid: u32, needle: &[u8]) -> Option<usize> {
+    use std::io::{Read, Seek, SeekFrom};
+    let maps = fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
+    let mut mem = fs::File::open(format!("/proc/{pid}/mem")).ok()?;
+    let (arg_start, arg_end) = argv_area(pid);
+    let mut found = 0;
+    let mut readable = 0;
+    for line in maps.lines() {
+        let mut it = line.split_whitespace();
+        let range = it.next()?;
+        let perms = it.next()?;
+        if !perms.starts_with("rw") || line.ends_with("[vvar]") || line.ends_with("[vsyscall]") {
+            continue;
+        }
+        let (a, b) = range.split_once('-')?;
+        let (a, b) = (
+            u64::from_str_radix(a, 16).ok()?,
+            u64::from_str_radix(b, 16).ok()?,
+        );
+        let mut buf = vec![0u8; (b - a) as usize];
+        if mem.seek(SeekFrom::Start(a)).is_err() || mem.read_exact(&mut buf).is_err() {
+            continue;
+        }
+        readable += 1;
+        for (i, w) in buf.windows(needle.len()).enumerate() {
+            let at = a + i as u64;
+            if w == needle && !(arg_start..arg_end).contains(&at) {
+                found += 1;
+            }
+        }
+    }
+    (readable > 0).then_some(found)
+}
+
+/// Runs `aesx encrypt ARGS - DST` with a stdin that stays open, waits until the run is under
+/// way (the temporary file exists: the key is loaded and the output prepared), then counts
+/// copies of the key's hex text in the process's memory. The second half of the text is
+/// counted too: an allocator may have overwritten the first 16 bytes of a freed copy.
+fn key_copies(args: &[&str]) -> Option<(usize, usize)> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = aesx()
+        .arg("encrypt")
+        .args(args)
+        .args(["--iv-hex", IV, "-"])
+        .arg(dir.path().join("out"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&data(100, 1)).unwrap();
+    assert!(wait_for_temp(dir.path()), "aesx did not start its run");
+    std::thread::sleep(Duration::from_millis(100));
+    let pid = child.id();
+    let full = count_in_memory(pid, SECRET_HEX.as_bytes());
+    let half = count_in_memory(pid, &SECRET_HEX.as_bytes()[16..]);
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{o:?}");
+    Some((full?, half?))
+}
+
+#[test]
+fn key_hex_copies_are_wiped() {
+    let key_file_dir = tempfile::tempdir().unwrap();
+    let kf = key_file_dir.path().join("k.hex");
+    fs::write(&kf, format!("{SECRET_HEX}\n")).unwrap();
+    let eq = format!("--key-hex={SECRET_HEX}");
+    let cases: [&[&str]; 3] = [&["--key-hex", SECRET_HEX], &[&eq], &["--key-file", p(&kf)]];
+    for args in cases {
+        let Some((full, half)) = key_copies(args) else {
+            eprintln!("NOTE: cannot read another process's memory here; skipping");
+            return;
+        };
+        assert_eq!(
+            (full, half),
+            (0, 0),
+            "{args:?}: copies of the key's hex text remain in aesx's memory"
+        );
+    }
+}
+
+#[test]
+fn key_file_from_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (src, want, got) = (d.join("src"), d.join("want"), d.join("got"));
+    fs::write(&src, data(5000, 9)).unwrap();
+    let mut a = vec!["encrypt"];
+    a.extend(crypt_args("cbc", KEY256));
+    a.extend([p(&src), p(&want)]);
+    assert!(run(&a).status.success());
+    // Hex with a newline, and raw bytes, on stdin.
+    for (i, key) in [
+        format!("{KEY256}\n").into_bytes(),
+        hex::decode(KEY256).unwrap(),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let _ = fs::remove_file(&got);
+        let mut c = aesx()
+            .args([
+                "encrypt",
+                "--mode",
+                "cbc",
+                "--key-file",
+                "-",
+                "--iv-hex",
+                IV,
+            ])
+            .args([p(&src), p(&got)])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        c.stdin.take().unwrap().write_all(&key).unwrap();
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "form {i}: {o:?}");
+        assert!(
+            fs::read(&got).unwrap() == fs::read(&want).unwrap(),
+            "form {i}"
+        );
+    }
+    // SRC cannot be stdin as well.
+    let o = run(&[
+        "encrypt",
+        "--key-file",
+        "-",
+        "--iv-hex",
+        IV,
+        "-",
+        p(&d.join("x")),
+    ]);
+    assert!(!o.status.success());
+    let err = stderr_of(&o);
+    assert!(err.contains("SRC cannot be stdin too"), "{err}");
+    assert!(!d.join("x").exists());
+}
+
+#[test]
+fn threads_are_capped_at_the_cores() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut child = aesx()
+        .args([
+            "encrypt",
+            "--threads",
+            "1000",
+            "--key-hex",
+            KEY128,
+            "--iv-hex",
+            IV,
+            "-",
+        ])
+        .arg(&out)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Two full 4 MiB chunks go through the pipeline (each split across the threads); the
+    // stream stays open, so aesx waits for more with every thread it made still alive.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&data(9 << 20, 3)).unwrap();
+    let task = format!("/proc/{}/task", child.id());
+    let mut most = 0;
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(3) {
+        if let Ok(d) = fs::read_dir(&task) {
+            most = most.max(d.count());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{o:?}");
+    // main, reader, writer, signal handler, and one worker per core.
+    assert!(
+        most <= cores + 4,
+        "--threads 1000 on {cores} cores ran {most} threads"
+    );
+    let err = stderr_of(&o);
+    assert!(
+        err.contains(&format!("--threads 1000 is more than the {cores} core"))
+            && err.contains(&format!("using {cores}")),
+        "{err}"
+    );
+    assert_eq!(fs::metadata(&out).unwrap().len(), 9 << 20);
+    // -q: no note.
+    let o = run(&[
+        "encrypt",
+        "-q",
+        "--threads",
+        "1000",
+        "--key-hex",
+        KEY128,
+        "--iv-hex",
+        IV,
+        p(&out),
+        p(&dir.path().join("out2")),
+    ]);
+    assert!(o.status.success() && o.stderr.is_empty(), "{o:?}");
+    // The help says so.
+    let help = stdout_of(&run(&["encrypt", "--help"]));
+    assert!(help.contains("at most the number of cores"), "{help}");
+}
+
+/// Runs aesx with a deadline: a DST that is a FIFO blocks an `open` for writing forever.
+fn run_with_deadline(args: &[&str], secs: u64) -> Option<Output> {
+    let mut c = aesx()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(secs) {
+        if c.try_wait().unwrap().is_some() {
+            return Some(c.wait_with_output().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = c.kill();
+    let _ = c.wait();
+    None
+}
+
+#[test]
+fn device_or_fifo_dst_needs_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = d.join("src");
+    fs::write(&src, data(1000, 5)).unwrap();
+    let fifo = d.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    let mut dsts = vec![("/dev/null".to_string(), "character device")];
+    if made.is_ok_and(|s| s.success()) {
+        dsts.push((p(&fifo).to_string(), "FIFO"));
+    } else {
+        eprintln!("NOTE: mkfifo unavailable; testing /dev/null only");
+    }
+    for (dst, kind) in &dsts {
+        let mut a = vec!["encrypt"];
+        a.extend(crypt_args("ctr", KEY128));
+        a.extend([p(&src), dst.as_str()]);
+        let o = run_with_deadline(&a, 20).unwrap_or_else(|| {
+            panic!("{dst}: aesx opened the {kind} for writing without --force (and blocked)")
+        });
+        assert!(!o.status.success(), "{dst}: written without --force");
+        let err = stderr_of(&o);
+        assert!(
+            err.contains(kind) && err.contains("--force") && err.trim_end().lines().count() == 1,
+            "{err}"
+        );
+    }
+    // With --force a device is written directly.
+    let mut a = vec!["encrypt", "--force"];
+    a.extend(crypt_args("ctr", KEY128));
+    a.extend([p(&src), "/dev/null"]);
+    assert!(run(&a).status.success());
+    assert_eq!(leftovers(d, &["src", "fifo"]), Vec::<String>::new());
+}
+
+#[test]
+fn dangling_symlink_dst_is_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = d.join("src");
+    let plain = data(3000, 6);
+    fs::write(&src, &plain).unwrap();
+    let link = d.join("link");
+    std::os::unix::fs::symlink("missing/target", &link).unwrap();
+    let mut a = vec!["encrypt"];
+    a.extend(crypt_args("ctr", KEY128));
+    a.extend([p(&src), p(&link)]);
+    let o = run(&a);
+    assert!(!o.status.success());
+    let err = stderr_of(&o);
+    assert!(
+        err.contains("symbolic link to missing/target, which does not exist")
+            && err.contains("--force")
+            && !err.contains("appeared"),
+        "{err}"
+    );
+    assert_eq!(fs::read_link(&link).unwrap(), Path::new("missing/target"));
+    assert_eq!(leftovers(d, &["src", "link"]), Vec::<String>::new());
+    // --force replaces the link itself.
+    let mut a = vec!["encrypt", "--force"];
+    a.extend(crypt_args("ctr", KEY128));
+    a.extend([p(&src), p(&link)]);
+    assert!(run(&a).status.success());
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_file());
+    assert_eq!(fs::metadata(&link).unwrap().len(), plain.len() as u64);
 }

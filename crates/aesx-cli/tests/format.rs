@@ -646,3 +646,125 @@ fn signals_remove_the_temporary_file() {
     assert!(!t.path("dst").exists());
     assert_eq!(leftovers(&t.d, &["k", "k2", "pw"]), Vec::<String>::new());
 }
+
+/// Runs aesx in `dir` with a deadline: a DST that is a FIFO blocks an `open` for writing
+/// forever.
+fn run_with_deadline(dir: &Path, args: &[&str], secs: u64) -> Option<Output> {
+    let mut c = aesx()
+        .current_dir(dir)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(secs) {
+        if c.try_wait().unwrap().is_some() {
+            return Some(c.wait_with_output().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = c.kill();
+    let _ = c.wait();
+    None
+}
+
+/// The CLI's output rules hold in the aesx format as in the compatible modes: devices and
+/// FIFOs need --force, a dangling symbolic link is explained, --threads is capped with a note
+/// (none with -q), `--key-file -` reads the key from stdin (then SRC cannot be stdin).
+#[test]
+fn output_rules_hold_in_the_aesx_format() {
+    let t = Dir::new();
+    let p = data(3 * C + 7, 12);
+    t.write("p", &p);
+    ok(&t.run(&["encrypt", "--key-file", "k", "p", "c"]));
+    let fifo = t.path("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status();
+    let mut dsts = vec![("/dev/null".to_string(), "character device")];
+    if made.is_ok_and(|s| s.success()) {
+        dsts.push((fifo.to_string_lossy().into_owned(), "FIFO"));
+    } else {
+        eprintln!("NOTE: mkfifo unavailable; testing /dev/null only");
+    }
+    for (dst, kind) in &dsts {
+        for (cmd, src) in [("encrypt", "p"), ("decrypt", "c")] {
+            let o = run_with_deadline(&t.d, &[cmd, "--key-file", "k", src, dst], 20)
+                .unwrap_or_else(|| panic!("{cmd} {dst}: opened the {kind} without --force"));
+            assert!(!o.status.success(), "{cmd} {dst}: written without --force");
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                err.contains(kind)
+                    && err.contains("--force")
+                    && err.trim_end().lines().count() == 1,
+                "{err}"
+            );
+        }
+    }
+    for (cmd, src) in [("encrypt", "p"), ("decrypt", "c")] {
+        ok(&t.run(&[cmd, "--force", "--key-file", "k", src, "/dev/null"]));
+    }
+
+    std::os::unix::fs::symlink("missing/target", t.path("link")).unwrap();
+    let o = t.run(&["encrypt", "--key-file", "k", "p", "link"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("symbolic link to missing/target, which does not exist")
+            && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read_link(t.path("link")).unwrap(),
+        Path::new("missing/target")
+    );
+
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let o = t.run(&["decrypt", "--threads", "1000", "--key-file", "k", "c", "d1"]);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("--threads 1000 is more than the {cores} core"))
+            && err.trim_end().lines().count() == 1,
+        "{err}"
+    );
+    assert!(t.read("d1") == p);
+    let o = t.run(&[
+        "encrypt",
+        "-q",
+        "--threads",
+        "1000",
+        "--key-file",
+        "k",
+        "p",
+        "c2",
+    ]);
+    assert!(o.status.success() && o.stderr.is_empty(), "{o:?}");
+    let o = t.run(&["encrypt", "--threads", "0", "--key-file", "k", "p", "c3"]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("at least 1"));
+    assert!(!t.path("c3").exists());
+
+    // --key-file -: the key (raw or hex) on stdin.
+    let key = t.read("k");
+    let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+    for (i, form) in [key.clone(), format!("{hex}\n").into_bytes()]
+        .iter()
+        .enumerate()
+    {
+        let out = format!("d-{i}");
+        let mut c = aesx()
+            .current_dir(&t.d)
+            .args(["decrypt", "--key-file", "-", "c", &out])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        c.stdin.take().unwrap().write_all(form).unwrap();
+        let o = c.wait_with_output().unwrap();
+        ok(&o);
+        assert!(t.read(&out) == p, "form {i}");
+    }
+    let o = t.run(&["encrypt", "--key-file", "-", "-", "x"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("SRC cannot be stdin too"));
+    assert!(!t.path("x").exists());
+}

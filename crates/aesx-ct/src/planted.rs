@@ -193,6 +193,31 @@ fn add(s: &mut [u8; 16], k: &[u8; 16]) {
     s.iter_mut().zip(k).for_each(|(a, b)| *a ^= b);
 }
 
+/// DELIBERATELY LEAKY PKCS#7 unpadding, the same shape as `aesx::pkcs7_unpad` (a validity
+/// check, the validity declassified, one branch on it) but with the check written the naive
+/// way: a range test and a `while` loop that stops at the first wrong byte, so the number of
+/// iterations and the exits depend on the secret padding. Memcheck must report it; the old
+/// function-wide `fun:*pkcs7_unpad*` suppression hid exactly this (its name matches).
+pub fn pkcs7_unpad_early_exit(data: &[u8]) -> Option<usize> {
+    if data.is_empty() || !data.len().is_multiple_of(16) {
+        return None;
+    }
+    let last = &data[data.len() - 16..];
+    let p = last[15] as usize;
+    let mut ok = (1..=16).contains(&p);
+    let mut i = 0;
+    while ok && i < p {
+        ok = last[15 - i] as usize == p;
+        i += 1;
+    }
+    let mut check = aesx::hazmat::Pkcs7Check {
+        valid: ok as u32,
+        pad: p as u32,
+    };
+    crate::vg::declassify_val(&mut check);
+    (check.valid == 1).then(|| data.len() - check.pad as usize)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -112,6 +112,33 @@ pub fn targets() -> Vec<Target> {
         timing: Expect::Leak,
         cases: Box::new(|p| planted_cases(Leak::TableAndBranch, p)),
     });
+    // The RustCrypto trait path (feature `cipher`): on aesni and vaes256 its own inlined
+    // backends (`rustcrypto/x86.rs`), elsewhere the whole-block kernels.
+    v.extend(Backend::ALL.into_iter().map(|b| Target {
+        name: format!("cipher-{}", b.name()),
+        available: b.is_available(),
+        taint: Expect::Clean,
+        timing: Expect::Clean,
+        cases: Box::new(move |p| cipher_cases(b, p)),
+    }));
+    // PKCS#7 unpadding on its own, and the same cases through a planted early-exit unpad:
+    // the real one must be silent with no suppression, the planted one must be flagged.
+    v.push(Target {
+        name: "pkcs7".into(),
+        available: true,
+        taint: Expect::Clean,
+        timing: Expect::Clean,
+        cases: Box::new(|p| unpad_cases(unpad, p)),
+    });
+    v.push(Target {
+        name: "planted-unpad".into(),
+        available: true,
+        taint: Expect::Leak,
+        // Its exits depend on the padding bytes, which the fixed (all-zero) and random
+        // classes rarely reach: the timing test is not expected to see it.
+        timing: Expect::Info,
+        cases: Box::new(|p| unpad_cases(crate::planted::pkcs7_unpad_early_exit, p)),
+    });
     v.extend(FugueBackend::ALL.into_iter().map(|b| Target {
         name: format!("fugue-{}", b.name()),
         available: b.is_available(),
@@ -321,8 +348,9 @@ fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
             },
         ));
         // PKCS#7 round trip: a secret message of public length is padded, CBC-encrypted,
-        // decrypted and unpadded. Only the validity and the length are declassified: they are
-        // public by design (the caller learns the message length and whether it was valid).
+        // decrypted and unpadded. Only the validity and the length are declassified (by
+        // `unpad`, between the branch-free check and the branch on it): they are public by
+        // design (the caller learns the message length and whether it was valid).
         let msg = 5 * 16 + 7;
         v.push(Case::new(
             format!("cbc-pkcs7-{bits}"),
@@ -337,9 +365,7 @@ fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
                 buf.extend_from_slice(&aesx::pkcs7_pad(&m[whole..]).map_err(|e| format!("{e}"))?);
                 aes.cbc_encrypt(&iv, &mut buf).map_err(|e| format!("{e}"))?;
                 aes.cbc_decrypt(&iv, &mut buf).map_err(|e| format!("{e}"))?;
-                let mut r = aesx::pkcs7_unpad(&buf);
-                vg::declassify_val(&mut r);
-                let len = r.map_err(|e| format!("valid padding refused: {e}"))?;
+                let len = unpad(&buf).ok_or_else(|| err("valid padding refused"))?;
                 if len != msg {
                     return Err(err("unpadded length is wrong"));
                 }
@@ -358,9 +384,7 @@ fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
                 aes(key)?
                     .cbc_decrypt(&iv16(iv), out)
                     .map_err(|e| format!("{e}"))?;
-                let mut r = aesx::pkcs7_unpad(out);
-                vg::declassify_val(&mut r);
-                std::hint::black_box(r.is_ok());
+                std::hint::black_box(unpad(out).is_some());
                 Ok(())
             },
         ));
@@ -546,6 +570,150 @@ fn gcm_cases(b: Backend, part: Part, blocks: usize, key_sizes: &[usize]) -> Vec<
             },
         ));
     }
+    v
+}
+
+/// `aesx::pkcs7_unpad` as the checker runs it: the same code, with the hook between the
+/// branch-free validity check and the one branch on it marking the result public for memcheck
+/// (a no-op natively). Nothing else is declassified, and no suppression applies, so any
+/// secret-dependent branch or address inside is reported.
+pub fn unpad(data: &[u8]) -> Option<usize> {
+    aesx::hazmat::pkcs7_unpad_declassify(data, vg::declassify_val).ok()
+}
+
+/// PKCS#7 unpadding of secret data, through `unpad` (the real one or a planted one): random
+/// blocks (almost always invalid), and (taint only) correctly padded secret messages whose
+/// padding bytes are secret too, as after a real decryption: the padded block is encrypted and
+/// decrypted again under a secret key (`soft`, any CPU).
+fn unpad_cases(unpad: fn(&[u8]) -> Option<usize>, part: Part) -> Vec<Case> {
+    let mut v = Vec::new();
+    let n = match part {
+        Part::Taint => 48,
+        Part::Timing => 16,
+    };
+    v.push(Case::new("unpad-random", n, n, move |s, out| {
+        out.copy_from_slice(s);
+        std::hint::black_box(unpad(out));
+        Ok(())
+    }));
+    if part == Part::Timing {
+        return v;
+    }
+    for msg in [1usize, 5, 15, 16 + 7] {
+        v.push(Case::new(
+            format!("unpad-valid-{msg}"),
+            16 + msg,
+            msg,
+            move |s, out| {
+                let [key, m] = split(s, [16, msg]);
+                let aes = Aes::with_backend(key, Backend::Soft).map_err(|e| format!("{e}"))?;
+                let whole = msg / 16 * 16;
+                let mut buf = m[..whole].to_vec();
+                buf.extend_from_slice(&aesx::pkcs7_pad(&m[whole..]).map_err(|e| format!("{e}"))?);
+                aes.encrypt_blocks(&mut buf);
+                aes.decrypt_blocks(&mut buf);
+                if unpad(&buf) != Some(msg) {
+                    return Err(err("valid padding refused or wrong length"));
+                }
+                out.copy_from_slice(&buf[..msg]);
+                Ok(())
+            },
+        ));
+    }
+    v
+}
+
+/// The `cipher` traits on one backend: blocks both ways through `BlockCipherEncrypt` /
+/// `BlockCipherDecrypt` (in place and buffer to buffer, so the parallel, tail and single-block
+/// methods all run), for AES-128 and AES-256.
+fn cipher_cases(b: Backend, part: Part) -> Vec<Case> {
+    use aesx::rustcrypto::{Aes128, Aes256};
+    use cipher::{Array, BlockCipherDecrypt, BlockCipherEncrypt};
+
+    // 37 blocks: two 16-block parallel calls and 5 singles on vaes256, four 8-block calls and
+    // 5 singles on aesni, one 32-block call and 5 tail blocks elsewhere.
+    let blocks = if part == Part::Timing && b == Backend::Soft {
+        9
+    } else {
+        37
+    };
+    let n = 16 * blocks;
+    fn as_blocks(b: &[u8]) -> Vec<Array<u8, cipher::consts::U16>> {
+        b.chunks_exact(16)
+            .map(|c| Array::try_from(c).unwrap())
+            .collect()
+    }
+    fn flat_into(b: &[Array<u8, cipher::consts::U16>], out: &mut [u8]) {
+        for (o, c) in out.chunks_exact_mut(16).zip(b) {
+            o.copy_from_slice(c);
+        }
+    }
+    let mut v = Vec::new();
+    macro_rules! cases {
+        ($ty:ty, $kl:literal) => {{
+            let bits = $kl * 8;
+            let new = move |k: &[u8]| {
+                <$ty>::with_backend(k.try_into().map_err(|_| err("key length"))?, b)
+                    .map_err(|e| format!("{e}"))
+            };
+            if part == Part::Timing {
+                let Ok(k) = new(&fixed_key($kl)) else {
+                    return v;
+                };
+                let k = std::rc::Rc::new(k);
+                let k2 = k.clone();
+                v.push(Case::new(format!("encrypt-{bits}"), n, n, move |s, out| {
+                    let mut x = as_blocks(s);
+                    k.encrypt_blocks(&mut x);
+                    flat_into(&x, out);
+                    Ok(())
+                }));
+                v.push(Case::new(
+                    format!("decrypt-b2b-{bits}"),
+                    n,
+                    n,
+                    move |s, out| {
+                        let x = as_blocks(s);
+                        let mut y = x.clone();
+                        k2.decrypt_blocks_b2b(&x, &mut y)
+                            .map_err(|_| err("lengths"))?;
+                        flat_into(&y, out);
+                        Ok(())
+                    },
+                ));
+            } else {
+                v.push(Case::new(
+                    format!("encrypt-{bits}"),
+                    $kl + n,
+                    n,
+                    move |s, out| {
+                        let [key, pt] = split(s, [$kl, n]);
+                        let mut x = as_blocks(pt);
+                        new(key)?.encrypt_blocks(&mut x);
+                        flat_into(&x, out);
+                        Ok(())
+                    },
+                ));
+                v.push(Case::new(
+                    format!("decrypt-b2b-{bits}"),
+                    $kl + n,
+                    n,
+                    move |s, out| {
+                        let [key, ct] = split(s, [$kl, n]);
+                        let x = as_blocks(ct);
+                        let mut y = x.clone();
+                        new(key)?
+                            .decrypt_blocks_b2b(&x, &mut y)
+                            .map_err(|_| err("lengths"))?;
+                        flat_into(&y, out);
+                        Ok(())
+                    },
+                ));
+            }
+        }};
+    }
+    cases!(Aes128, 16);
+    cases!(Aes256, 32);
     v
 }
 

@@ -1,6 +1,6 @@
 //! Valgrind client requests, written directly as the documented amd64 magic sequence (no C
 //! header, no build script): outside valgrind the sequence is a handful of rotates that leave
-//! every register as it was, and the request returns its default value.
+//! every register but the flags as it was, and the request returns its default value.
 //!
 //! Request numbers are the public constants of `valgrind.h` / `memcheck.h` (Valgrind 3.x):
 //! memcheck requests start at `('M' << 24) | ('C' << 16)`.
@@ -18,10 +18,13 @@ fn request(default: u64, req: u64, a1: u64, a2: u64, a3: u64) -> u64 {
     let result: u64;
     // SAFETY: the "special instruction preamble" (rdi rotated by 3, 13, 61 and 51 bits = 128 in
     // all, so rdi ends unchanged) followed by `xchg rbx, rbx` (a no-op) is what valgrind's JIT
-    // recognises as a client request; natively it changes nothing but rdi (declared clobbered).
-    // rax points at the 6-word argument block, which lives until the asm returns; the result
+    // recognises as a client request. Natively it changes rdi (declared clobbered) and the
+    // flags: each `rol` writes CF (and OF), so the asm must not claim `preserves_flags` (with
+    // it, LLVM kept a carry in CF across the request and lost it; see the test below). rax
+    // points at the 6-word argument block, which lives until the asm returns; the result
     // comes back in rdx, which holds the default when not running under valgrind. The asm is
-    // not `nomem`, so the compiler keeps buffer writes before it and reads after it.
+    // not `nomem`, so the compiler keeps buffer writes before it and reads after it; it does
+    // not touch the stack (`nostack`).
     unsafe {
         core::arch::asm!(
             "rol rdi, 3",
@@ -32,7 +35,7 @@ fn request(default: u64, req: u64, a1: u64, a2: u64, a3: u64) -> u64 {
             in("rax") args.as_ptr(),
             inout("rdx") default => result,
             inout("rdi") 0u64 => _,
-            options(nostack, preserves_flags),
+            options(nostack),
         );
     }
     result
@@ -104,4 +107,28 @@ pub fn untainted_bytes(buf: &[u8]) -> Option<usize> {
     );
     // 1 = success; 0 = not under valgrind; 2/3 = misaligned/unaddressable.
     (r == 1).then(|| vbits.iter().filter(|&&v| v == 0).count())
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+    use core::hint::black_box;
+
+    /// A carry computed before a client request and used after it. Natively the magic
+    /// sequence rotates a zero `rdi`, which clears CF; if the asm claimed to preserve the
+    /// flags, LLVM may keep the carry in CF across it (it does, in release builds: `add`,
+    /// the request, then `adc rax, 0`) and the carry is lost.
+    #[inline(never)]
+    fn carry_across_request(a: u64, b: u64) -> u64 {
+        let (sum, carry) = a.overflowing_add(b);
+        // The sum goes into the request so the `add` must happen before the asm.
+        let r = request(0, RUNNING_ON_VALGRIND, sum, 0, 0);
+        carry as u64 + r
+    }
+
+    #[test]
+    fn flags_are_not_assumed_preserved() {
+        assert_eq!(carry_across_request(black_box(u64::MAX), black_box(2)), 1);
+        assert_eq!(carry_across_request(black_box(1), black_box(2)), 0);
+    }
 }

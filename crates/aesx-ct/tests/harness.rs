@@ -124,3 +124,63 @@ fn pkcs7_case_rejects_nothing_it_built_itself() {
         "the recovered message is the secret message"
     );
 }
+
+/// Runs `aesx-ct taint --target NAME` (valgrind); `None` when valgrind is not installed.
+fn taint_run(target: &str) -> Option<(i32, String)> {
+    let have = Command::new("valgrind").arg("--version").output();
+    if !have.is_ok_and(|o| o.status.success()) {
+        eprintln!("NOTE: valgrind not installed; skipping the taint run of {target}");
+        return None;
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_aesx-ct"))
+        .args(["taint", "--target", target])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    Some((out.status.code().unwrap_or(-1), text))
+}
+
+/// The planted early-exit unpadding must be reported (every case that has secret padding
+/// bytes), with no suppression to hide it; the real `pkcs7_unpad`, through the same cases,
+/// must be silent. With the old function-wide `fun:*pkcs7_unpad*` suppression the planted one
+/// (whose name matches) passed unseen.
+#[test]
+fn taint_flags_a_planted_branch_in_unpad_and_passes_the_real_one() {
+    let Some((code, text)) = taint_run("planted-unpad") else {
+        return;
+    };
+    println!("{text}");
+    assert_eq!(code, 0, "planted-unpad run failed:\n{text}");
+    let flagged = text
+        .lines()
+        .filter(|l| l.contains("unpad-") && l.contains("ok (planted leak flagged)"))
+        .count();
+    assert!(
+        flagged >= 5,
+        "expected every unpad case flagged, got {flagged}:\n{text}"
+    );
+    assert!(text.contains("secret-dependent branches") && text.contains("taint: PASS"));
+
+    let Some((code, text)) = taint_run("pkcs7") else {
+        return;
+    };
+    println!("{text}");
+    assert_eq!(code, 0, "the real pkcs7_unpad was flagged:\n{text}");
+    let clean = text
+        .lines()
+        .filter(|l| l.contains("unpad-") && l.contains("ok (no report)"))
+        .count();
+    assert!(clean >= 5, "expected every unpad case clean:\n{text}");
+    assert!(text.contains("reports: 0 secret-dependent branches, 0 secret-dependent addresses"));
+}
+
+/// The suppression file hands valgrind nothing: no report can be hidden by it.
+#[test]
+fn no_valgrind_suppressions() {
+    let active: Vec<&str> = aesx_ct::taint::SUPPRESSIONS
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert!(active.is_empty(), "ct.supp suppresses: {active:?}");
+}

@@ -5,6 +5,10 @@ use zeroize::Zeroize;
 
 use crate::{Aes, Backend, Error, ErrorKind, backend};
 
+/// The branch-free PKCS#7 check under [`crate::pkcs7_unpad`], and the variant with a
+/// declassification hook that constant-time checkers use.
+pub use crate::mode::cbc::{Pkcs7Check, pkcs7_check, pkcs7_unpad_declassify};
+
 /// FIPS-197 encryption round keys `w[4r..4r+4]` as 16-byte blocks; `rounds + 1` are valid.
 /// Zeroized on drop.
 #[derive(Clone)]

@@ -28,6 +28,8 @@
 //!   [`Ctr::apply_keystream_par`].
 //! - `aead` (off by default): `Aes128Gcm`, `Aes192Gcm`, `Aes256Gcm` implementing RustCrypto's
 //!   `aead` 0.6 traits, drop-ins for the `aes-gcm` crate's types. [`AesGcm`] is always there.
+//! - `cipher` (off by default): the RustCrypto `cipher` 0.5 traits on [`rustcrypto::Aes128`],
+//!   [`rustcrypto::Aes192`] and [`rustcrypto::Aes256`], for `ctr`, `cbc`, `cmac`, `aes-gcm`.
 #![no_std]
 #![cfg_attr(not(target_arch = "x86_64"), forbid(unsafe_code))]
 
@@ -46,6 +48,8 @@ pub mod hazmat;
 pub mod mode;
 #[cfg(feature = "rayon")]
 pub mod parallel;
+#[cfg(feature = "cipher")]
+pub mod rustcrypto;
 
 pub use backend::Backend;
 pub use cpu::CpuFeatures;

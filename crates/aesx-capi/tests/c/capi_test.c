@@ -617,15 +617,47 @@ static void test_api_bad_input(void) {
     uint8_t key[32] = {0}, iv[16] = {0}, buf[64], out[64];
     aesx_cipher *c = NULL;
     uint32_t bits = 0;
-    /* Key and context creation. */
+    /* Key and context creation. Every out-parameter is cleared (NULL / 0) on failure,
+     * whatever it held: each check starts from a stale value. */
+    c = (aesx_cipher *)key;
     CHECK_STATUS(aesx_cipher_new(NULL, 16, 0, &c), AESX_ERR_NULL_POINTER);
+    CHECK(c == NULL, "cipher_new(NULL key) left *out stale");
     CHECK_STATUS(aesx_cipher_new(key, 16, 0, NULL), AESX_ERR_NULL_POINTER);
     static const size_t bad_len[] = {0, 1, 15, 17, 23, 25, 31, 33, 64, SIZE_MAX};
-    for (size_t i = 0; i < sizeof bad_len / sizeof *bad_len; i++)
+    for (size_t i = 0; i < sizeof bad_len / sizeof *bad_len; i++) {
+        c = (aesx_cipher *)key;
         CHECK_STATUS(aesx_cipher_new(key, bad_len[i], 0, &c), AESX_ERR_KEY_LENGTH);
+        CHECK(c == NULL, "cipher_new(key_len %zu) left *out stale", bad_len[i]);
+    }
+    c = (aesx_cipher *)key;
     CHECK_STATUS(aesx_cipher_new(key, 16, 6, &c), AESX_ERR_UNKNOWN_BACKEND);
+    CHECK(c == NULL, "cipher_new(backend 6) left *out stale");
+    c = (aesx_cipher *)key;
     CHECK_STATUS(aesx_cipher_new(key, 16, 0x80000001u, &c), AESX_ERR_UNKNOWN_BACKEND);
     CHECK(c == NULL, "failed new leaves NULL");
+    {
+        const char *name = "stale";
+        aesx_backend b = 77;
+        uint64_t p = 77;
+        CHECK_STATUS(aesx_backend_name(6, &name), AESX_ERR_UNKNOWN_BACKEND);
+        CHECK(name == NULL, "backend_name(6) left *name stale");
+        CHECK_STATUS(aesx_backend_from_name("nope", &b), AESX_ERR_UNKNOWN_BACKEND);
+        CHECK(b == 0, "backend_from_name(\"nope\") left *out = %u", b);
+        b = 77;
+        CHECK_STATUS(aesx_backend_from_name(NULL, &b), AESX_ERR_NULL_POINTER);
+        CHECK(b == 0, "backend_from_name(NULL) left *out = %u", b);
+        b = 77;
+        CHECK_STATUS(aesx_cipher_backend(NULL, &b), AESX_ERR_NULL_POINTER);
+        CHECK(b == 0, "cipher_backend(NULL) left *out = %u", b);
+        bits = 77;
+        CHECK_STATUS(aesx_cipher_key_bits(NULL, &bits), AESX_ERR_NULL_POINTER);
+        CHECK(bits == 0, "cipher_key_bits(NULL) left *out = %u", bits);
+        CHECK_STATUS(aesx_ctr_position(NULL, &p), AESX_ERR_NULL_POINTER);
+        CHECK(p == 0, "ctr_position(NULL) left *out = %llu", (unsigned long long)p);
+        aesx_ctr *st = (aesx_ctr *)key;
+        CHECK_STATUS(aesx_ctr_new(NULL, iv, &st), AESX_ERR_NULL_POINTER);
+        CHECK(st == NULL, "ctr_new(NULL cipher) left *out stale");
+    }
     for (size_t kl = 16; kl <= 32; kl += 8) {
         c = new_cipher(key, kl, 0);
         CHECK_STATUS(aesx_cipher_key_bits(c, &bits), AESX_OK);

@@ -21,7 +21,9 @@
 
 use std::hint::black_box;
 
+#[cfg(feature = "bench-peers")]
 use aes::cipher::array::Array;
+#[cfg(feature = "bench-peers")]
 use aes::cipher::{
     BlockCipherDecrypt, BlockCipherEncrypt, BlockModeDecrypt, BlockModeEncrypt, InnerIvInit,
     KeyInit, StreamCipher, consts::U16,
@@ -29,7 +31,9 @@ use aes::cipher::{
 use aesx::hash::fugue::{Fugue, FugueAlg, FugueBackend};
 use aesx::{Aes, Backend, CbcDecryptor, CbcEncryptor, Ctr};
 use anyhow::{Result, anyhow};
+#[cfg(feature = "bench-peers")]
 use openssl::cipher::{Cipher, CipherRef};
+#[cfg(feature = "bench-peers")]
 use openssl::cipher_ctx::CipherCtx;
 
 use super::ops::Op;
@@ -99,19 +103,26 @@ pub fn build(op: Op, key_bits: u32, backends: &[Backend]) -> Result<Vec<Box<dyn 
     if matches!(op, Op::GcmEnc | Op::GcmDec) {
         return gcm::build(op, key, backends);
     }
-    if op == Op::CtrMt {
-        // Neither peer has a multi-threaded CTR: single-threaded OpenSSL is the reference.
-        v.push(Box::new(Openssl::new(Op::Ctr, key)?));
-        return Ok(v);
+    #[cfg(feature = "bench-peers")]
+    {
+        if op == Op::CtrMt {
+            // Neither peer has a multi-threaded CTR: single-threaded OpenSSL is the reference.
+            v.push(Box::new(Openssl::new(Op::Ctr, key)?));
+            return Ok(v);
+        }
+        v.push(Box::new(Openssl::new(op, key)?));
+        v.push(match key_bits {
+            128 => Box::new(RustCrypto::<aes::Aes128>::new(op, key)),
+            192 => Box::new(RustCrypto::<aes::Aes192>::new(op, key)),
+            _ => Box::new(RustCrypto::<aes::Aes256>::new(op, key)),
+        });
     }
-    v.push(Box::new(Openssl::new(op, key)?));
-    v.push(match key_bits {
-        128 => Box::new(RustCrypto::<aes::Aes128>::new(op, key)),
-        192 => Box::new(RustCrypto::<aes::Aes192>::new(op, key)),
-        _ => Box::new(RustCrypto::<aes::Aes256>::new(op, key)),
-    });
     Ok(v)
 }
+
+/// Whether the OpenSSL and RustCrypto peers are built in (cargo feature `bench-peers`, on by
+/// default; without it the `aesx` binary needs neither OpenSSL nor the RustCrypto crates).
+pub const PEERS_BUILT: bool = cfg!(feature = "bench-peers");
 
 struct AesxSubject {
     aes: Aes,
@@ -201,6 +212,7 @@ impl Subject for Variant {
     }
 }
 
+#[cfg(feature = "bench-peers")]
 struct Openssl {
     op: Op,
     enc: CipherCtx,
@@ -208,6 +220,7 @@ struct Openssl {
     key: Vec<u8>,
 }
 
+#[cfg(feature = "bench-peers")]
 fn ossl_cipher(op: Op, bits: usize) -> &'static CipherRef {
     match (op, bits) {
         (Op::Ctr | Op::CtrMt, 128) => Cipher::aes_128_ctr(),
@@ -222,6 +235,7 @@ fn ossl_cipher(op: Op, bits: usize) -> &'static CipherRef {
     }
 }
 
+#[cfg(feature = "bench-peers")]
 impl Openssl {
     fn new(op: Op, key: &[u8]) -> Result<Openssl> {
         let c = ossl_cipher(op, key.len() * 8);
@@ -242,6 +256,7 @@ impl Openssl {
     }
 }
 
+#[cfg(feature = "bench-peers")]
 impl Subject for Openssl {
     fn impl_name(&self) -> &'static str {
         "openssl"
@@ -283,12 +298,14 @@ impl Subject for Openssl {
     }
 }
 
+#[cfg(feature = "bench-peers")]
 struct RustCrypto<C> {
     op: Op,
     cipher: C,
     key: Vec<u8>,
 }
 
+#[cfg(feature = "bench-peers")]
 impl<C> RustCrypto<C>
 where
     C: KeyInit,
@@ -302,6 +319,7 @@ where
     }
 }
 
+#[cfg(feature = "bench-peers")]
 impl<C> Subject for RustCrypto<C>
 where
     C: BlockCipherEncrypt<BlockSize = U16> + BlockCipherDecrypt<BlockSize = U16> + KeyInit,

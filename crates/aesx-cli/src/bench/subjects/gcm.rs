@@ -1,5 +1,5 @@
 //! The GCM subjects: aesx `AesGcm` on each backend, OpenSSL EVP, RustCrypto `aes-gcm` and
-//! `ring` (the last two behind the default-on `peers` feature).
+//! `ring` (the last two behind the default-on `bench-peers` feature, as OpenSSL).
 //!
 //! `gcm-enc` seals the shared buffer in place (whatever it holds). `gcm-dec` must open valid
 //! messages, so each subject keeps its own buffer: it is prepared once per size as a
@@ -11,7 +11,9 @@ use std::hint::black_box;
 
 use aesx::{AesGcm, Backend};
 use anyhow::{Result, anyhow};
+#[cfg(feature = "bench-peers")]
 use openssl::cipher::{Cipher, CipherRef};
+#[cfg(feature = "bench-peers")]
 use openssl::cipher_ctx::CipherCtx;
 
 use super::{Op, Subject};
@@ -31,9 +33,9 @@ pub fn build(op: Op, key: &[u8], backends: &[Backend]) -> Result<Vec<Box<dyn Sub
         let gcm = AesGcm::with_backend(key, b).map_err(|e| anyhow!("{b}: {e}"))?;
         v.push(Box::new(Gcm::new(Aesx(gcm), dec)));
     }
-    v.push(Box::new(Gcm::new(Openssl::new(key)?, dec)));
-    #[cfg(feature = "peers")]
+    #[cfg(feature = "bench-peers")]
     {
+        v.push(Box::new(Gcm::new(Openssl::new(key)?, dec)));
         v.push(match key.len() {
             16 => Box::new(Gcm::new(
                 peers::RustCrypto::<aes_gcm::Aes128Gcm>::new(key),
@@ -145,11 +147,13 @@ impl GcmImpl for Aesx {
 
 /// OpenSSL EVP on two reused contexts (what `openssl speed -evp aes-128-gcm` measures, plus
 /// the IV reset and AAD a real message needs).
+#[cfg(feature = "bench-peers")]
 struct Openssl {
     enc: CipherCtx,
     dec: CipherCtx,
 }
 
+#[cfg(feature = "bench-peers")]
 fn cipher(bits: usize) -> &'static CipherRef {
     match bits {
         128 => Cipher::aes_128_gcm(),
@@ -158,6 +162,7 @@ fn cipher(bits: usize) -> &'static CipherRef {
     }
 }
 
+#[cfg(feature = "bench-peers")]
 impl Openssl {
     fn new(key: &[u8]) -> Result<Openssl> {
         let c = cipher(key.len() * 8);
@@ -172,6 +177,7 @@ impl Openssl {
     }
 }
 
+#[cfg(feature = "bench-peers")]
 impl GcmImpl for Openssl {
     fn impl_name(&self) -> &'static str {
         "openssl"
@@ -199,7 +205,7 @@ impl GcmImpl for Openssl {
     }
 }
 
-#[cfg(feature = "peers")]
+#[cfg(feature = "bench-peers")]
 mod peers {
     use aes_gcm::aead::{AeadInOut, KeyInit};
 
@@ -295,7 +301,7 @@ mod tests {
         for bits in [128usize, 192, 256] {
             let key = &super::super::KEY[..bits / 8];
             let mut subjects = build(Op::GcmEnc, key, &backends).unwrap();
-            #[cfg(feature = "peers")]
+            #[cfg(feature = "bench-peers")]
             assert_eq!(
                 subjects.len(),
                 backends.len() + if bits == 192 { 2 } else { 3 },
@@ -323,12 +329,11 @@ mod tests {
         }
         // A forged tag is refused by every implementation.
         let key = &super::super::KEY[..16];
-        let mut imps: Vec<Box<dyn GcmImpl>> = vec![
-            Box::new(Aesx(AesGcm::new(key).unwrap())),
-            Box::new(Openssl::new(key).unwrap()),
-        ];
-        #[cfg(feature = "peers")]
+        #[allow(unused_mut)]
+        let mut imps: Vec<Box<dyn GcmImpl>> = vec![Box::new(Aesx(AesGcm::new(key).unwrap()))];
+        #[cfg(feature = "bench-peers")]
         {
+            imps.push(Box::new(Openssl::new(key).unwrap()));
             imps.push(Box::new(peers::RustCrypto::<aes_gcm::Aes128Gcm>::new(key)));
             imps.push(Box::new(peers::Ring::new(key).unwrap()));
         }
