@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use aesx::Backend;
-use aesx_file::{Aead, Argon2Params, ErrorKind, KeySource, Options, Secret, StreamError};
+use aesx_file::{Aead, Argon2Params, ErrorKind, Header, KeySource, Options, Secret, StreamError};
 use anyhow::{Result, anyhow, bail};
 use clap::{Args, ValueEnum};
 use zeroize::Zeroizing;
@@ -267,6 +267,51 @@ fn progress_bar(size: Option<u64>, quiet: bool) -> Option<indicatif::ProgressBar
     }
 }
 
+/// Reads and checks the header of the aesx file `reader` gives (SRC, `-` = stdin), with
+/// one line for each way it can be wrong. What `aesx decrypt` runs first; public for the fuzz
+/// targets.
+pub fn read_header(mut reader: &mut dyn Read, src: &str) -> Result<Header> {
+    let shown_src = if src == "-" { "stdin" } else { src };
+    aesx_file::read_header(&mut reader).map_err(|e| {
+        match aesx_file::format_error(&e).map(|f| f.kind()) {
+            Some(ErrorKind::NotAesx) => anyhow!(
+                "SRC {shown_src} is not an aesx file (no aesx header); if it came from openssl enc or `aesx encrypt --mode/--iv-hex`, decrypt it with the same --mode and --iv-hex"
+            ),
+            Some(_) => anyhow!("SRC {shown_src}: {e}"),
+            None => anyhow!("cannot read SRC {shown_src}: {e}; check the input"),
+        }
+    })
+}
+
+/// Refuses a secret of the other kind than the header names (a key for a passphrase file, or
+/// a passphrase for a key-file file).
+pub fn check_secret(header: &Header, secret: &Secret) -> Result<(), aesx_file::Error> {
+    if secret.kind() != header.key_source().kind() {
+        return Err(ErrorKind::WrongKeySource {
+            file: header.key_source().kind(),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// The body of `aesx decrypt` once the header is read: checks the secret's kind, then
+/// opens every chunk (on `opts.threads` threads) into `out`, which gets only plaintext of
+/// chunks that verified. `progress` gets the bytes written. Public for the fuzz targets,
+/// which run it on hostile input.
+pub fn decrypt_body(
+    reader: Box<dyn Read + Send>,
+    header: Header,
+    secret: &Secret,
+    out: &mut (dyn Write + Send),
+    opts: &Options,
+    size: Option<u64>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<u64, StreamError> {
+    check_secret(&header, secret)?;
+    aesx_file::decrypt_stream_with_header(reader, header, out, secret, opts, size, progress)
+}
+
 /// The one-line message for a failed stream; `released` = plaintext bytes already written.
 fn stream_error(e: StreamError, src: &str, output: &Output, released: u64) -> anyhow::Error {
     let note = output.untouched_note();
@@ -344,16 +389,7 @@ pub fn decrypt(job: &Job<'_>) -> Result<()> {
     }
     let opts = options(job)?;
     let (mut reader, size, src_path) = open_src(job.src)?;
-    let shown_src = if job.src == "-" { "stdin" } else { job.src };
-    let header = aesx_file::read_header(&mut reader).map_err(|e| {
-        match aesx_file::format_error(&e).map(|f| f.kind()) {
-            Some(ErrorKind::NotAesx) => anyhow!(
-                "SRC {shown_src} is not an aesx file (no aesx header); if it came from openssl enc or `aesx encrypt --mode/--iv-hex`, decrypt it with the same --mode and --iv-hex"
-            ),
-            Some(_) => anyhow!("SRC {shown_src}: {e}"),
-            None => anyhow!("cannot read SRC {shown_src}: {e}; check the input"),
-        }
-    })?;
+    let header = read_header(&mut reader, job.src)?;
     let secret = match (secret_from_args(job, false)?, header.key_source()) {
         (Some(s), _) => s,
         (None, KeySource::Passphrase { .. }) => prompt_passphrase(false)?,
@@ -361,22 +397,16 @@ pub fn decrypt(job: &Job<'_>) -> Result<()> {
             bail!("this file was encrypted with a key file: give --key-file FILE")
         }
     };
-    if secret.kind() != header.key_source().kind() {
-        bail!(
-            "{}",
-            aesx_file::Error::from(ErrorKind::WrongKeySource {
-                file: header.key_source().kind()
-            })
-        );
-    }
+    // Before DST is touched: a key for a passphrase file (or the reverse) is refused here.
+    check_secret(&header, &secret).map_err(|e| anyhow!("{e}"))?;
     let mut output = Output::create(job.dst, src_path, job.force)?;
     let bar = progress_bar(size, job.quiet);
     let released = AtomicU64::new(0);
-    let result = aesx_file::decrypt_stream_with_header(
+    let result = decrypt_body(
         reader,
         header,
-        output.writer(),
         &secret,
+        output.writer(),
         &opts,
         size,
         &|n| {

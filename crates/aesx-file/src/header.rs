@@ -3,7 +3,7 @@
 
 use aesx::{AesGcm, Backend};
 use hkdf::Hkdf;
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
@@ -325,7 +325,8 @@ fn derive(
 
 /// HMAC-SHA256 over the first 88 header bytes, truncated to 16 bytes.
 fn header_tag(key: &[u8; 32], tagged: &[u8]) -> [u8; 16] {
-    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC takes any key length");
+    let mut mac =
+        <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
     mac.update(tagged);
     let full = mac.finalize().into_bytes();
     let mut t = [0u8; 16];
