@@ -33,7 +33,7 @@ echo "-- Compatibility"
 run aesx encrypt --key-hex 000102030405060708090a0b0c0d0e0f --iv-hex f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff photo.jpg photo.jpg.enc
 run openssl enc -d -aes-128-ctr -K 000102030405060708090a0b0c0d0e0f -iv f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff -in photo.jpg.enc -out back.jpg
 run 'cmp photo.jpg back.jpg && echo identical'
-run 'printf 000102030405060708090a0b0c0d0e0f | aesx decrypt --key-file - --iv-hex f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff photo.jpg.enc back2.jpg && cmp photo.jpg back2.jpg && echo identical'
+run 'printf 000102030405060708090a0b0c0d0e0f | aesx decrypt -q --key-file - --iv-hex f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff photo.jpg.enc back2.jpg && cmp photo.jpg back2.jpg && echo identical'
 run aesx encrypt -q --mode cbc --key-file key.bin --iv-hex 000102030405060708090a0b0c0d0e0f notes.txt notes.cbc
 run aesx decrypt -q --mode cbc --key-file key.bin --iv-hex 000102030405060708090a0b0c0d0e0f notes.cbc -
 run aesx decrypt --mode cbc --key-hex 0f0102030405060708090a0b0c0d0e0f --iv-hex 000102030405060708090a0b0c0d0e0f notes.cbc notes.out

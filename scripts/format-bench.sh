@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The aesx file format on a 1 GiB file in tmpfs (issue 18's targets, issue 13's whole-file
 # target): `cp`, `aesx encrypt`/`decrypt` with a key file, `age` encrypt/decrypt (X25519
-# identity, Debian's package, installed when missing), and optionally the openssl-enc-
-# compatible `aesx encrypt --mode ctr`, in alternated trials; prints best and median wall
+# identity, Debian's package, installed when missing), `openssl enc -aes-256-ctr` (no
+# integrity: the unauthenticated baseline) and the openssl-enc-compatible
+# `aesx encrypt --iv-hex` (AES-256-CTR), in alternated trials; prints best and median wall
 # time per command, the ratios to cp and to age from the same run, peak RSS, the load average.
 #
 #   scripts/format-bench.sh [TRIALS=7] [SIZE_MIB=1024]
@@ -37,10 +38,12 @@ declare -A cmds=(
   [age-enc]="age -r $recipient -o out src"
   [age-dec]="age -d -i age.key -o out src.age"
   [aesx-ctr]="$aesx encrypt -q --key-hex $hexkey --iv-hex $iv src out"
+  [ossl-ctr]="openssl enc -aes-256-ctr -K $hexkey -iv $iv -in src -out out"
 )
-order=(cp aesx-enc age-enc aesx-dec age-dec aesx-ctr)
+order=(cp aesx-enc age-enc aesx-dec age-dec aesx-ctr ossl-ctr)
 declare -A times rss
 echo "load before: $(cat /proc/loadavg)"
+openssl version
 for ((i = 0; i < trials; i++)); do
   for name in "${order[@]}"; do
     rm -f out
@@ -57,17 +60,19 @@ grep -m1 'model name' /proc/cpuinfo
 best() { tr ' ' '\n' <<<"$1" | grep . | sort -n | head -1; }
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 cpb=$(best "${times[cp]}")
-printf '%-9s %8s %8s %8s %10s %12s\n' command best_s median_s vs_cp vs_age peak_rss_MiB
+printf '%-9s %8s %8s %8s %13s %12s\n' command best_s median_s vs_cp faster_than peak_rss_MiB
 for name in "${order[@]}"; do
   b=$(best "${times[$name]}")
   m=$(median "${times[$name]}")
+  # The aesx format against age; aesx's CTR against openssl enc's.
   case $name in
-    aesx-enc) age=$(best "${times[age-enc]}") ;;
-    aesx-dec) age=$(best "${times[age-dec]}") ;;
+    aesx-enc) peer=age; age=$(best "${times[age-enc]}") ;;
+    aesx-dec) peer=age; age=$(best "${times[age-dec]}") ;;
+    aesx-ctr) peer=openssl; age=$(best "${times[ossl-ctr]}") ;;
     *) age= ;;
   esac
-  vsage=${age:+$(awk -v a="$age" -v b="$b" 'BEGIN {printf "%.2fx faster", a / b}')}
-  printf '%-9s %8s %8s %8s %10s %12s\n' "$name" "$b" "$m" \
+  vsage=${age:+$(awk -v a="$age" -v b="$b" -v p="$peer" 'BEGIN {printf "%.2fx %s", a / b, p}')}
+  printf '%-9s %8s %8s %8s %13s %12s\n' "$name" "$b" "$m" \
     "$(awk -v a="$b" -v c="$cpb" 'BEGIN {printf "%.2f", a / c}')" "${vsage:--}" \
     "$(awk -v k="${rss[$name]}" 'BEGIN {printf "%.1f", k / 1024}')"
 done
