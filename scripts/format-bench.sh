@@ -4,7 +4,9 @@
 # identity, Debian's package, installed when missing), `openssl enc -aes-256-ctr` (no
 # integrity: the unauthenticated baseline) and the openssl-enc-compatible
 # `aesx encrypt --iv-hex` (AES-256-CTR), in alternated trials; prints best and median wall
-# time per command, the ratios to cp and to age from the same run, peak RSS, the load average.
+# time per command, the ratios to cp and to age from the same run, the best CPU time (user +
+# system, all threads: less sensitive than wall time to other jobs on the machine), peak RSS
+# and the load average.
 #
 #   scripts/format-bench.sh [TRIALS=7] [SIZE_MIB=1024]
 #
@@ -41,16 +43,17 @@ declare -A cmds=(
   [ossl-ctr]="openssl enc -aes-256-ctr -K $hexkey -iv $iv -in src -out out"
 )
 order=(cp aesx-enc age-enc aesx-dec age-dec aesx-ctr ossl-ctr)
-declare -A times rss
+declare -A times rss cpu
 echo "load before: $(cat /proc/loadavg)"
 openssl version
 for ((i = 0; i < trials; i++)); do
   for name in "${order[@]}"; do
     rm -f out
     sync
-    /usr/bin/time -f "%e %M" -o t.out ${cmds[$name]}
-    read -r secs kib < t.out
+    /usr/bin/time -f "%e %M %U %S" -o t.out ${cmds[$name]}
+    read -r secs kib us ss < t.out
     times[$name]+="$secs "
+    cpu[$name]+="$(awk -v u="$us" -v s="$ss" 'BEGIN {printf "%.2f", u + s}') "
     [ "${rss[$name]:-0}" -ge "$kib" ] || rss[$name]=$kib
   done
 done
@@ -60,7 +63,7 @@ grep -m1 'model name' /proc/cpuinfo
 best() { tr ' ' '\n' <<<"$1" | grep . | sort -n | head -1; }
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 cpb=$(best "${times[cp]}")
-printf '%-9s %8s %8s %8s %13s %12s\n' command best_s median_s vs_cp faster_than peak_rss_MiB
+printf '%-9s %8s %8s %8s %15s %10s %12s\n' command best_s median_s vs_cp faster_than best_cpu_s peak_rss_MiB
 for name in "${order[@]}"; do
   b=$(best "${times[$name]}")
   m=$(median "${times[$name]}")
@@ -72,7 +75,8 @@ for name in "${order[@]}"; do
     *) age= ;;
   esac
   vsage=${age:+$(awk -v a="$age" -v b="$b" -v p="$peer" 'BEGIN {printf "%.2fx %s", a / b, p}')}
-  printf '%-9s %8s %8s %8s %13s %12s\n' "$name" "$b" "$m" \
+  printf '%-9s %8s %8s %8s %15s %10s %12s\n' "$name" "$b" "$m" \
     "$(awk -v a="$b" -v c="$cpb" 'BEGIN {printf "%.2f", a / c}')" "${vsage:--}" \
+    "$(best "${cpu[$name]}")" \
     "$(awk -v k="${rss[$name]}" 'BEGIN {printf "%.1f", k / 1024}')"
 done
