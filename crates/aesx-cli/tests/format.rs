@@ -768,3 +768,116 @@ fn output_rules_hold_in_the_aesx_format() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("SRC cannot be stdin too"));
     assert!(!t.path("x").exists());
 }
+
+/// Runs `aesx ARGS` in `dir` on a pseudo-terminal (util-linux `script`), answering each
+/// passphrase prompt with the next line of `answers` once the prompt has appeared. Returns
+/// everything the terminal showed and whether aesx succeeded; `None` without `script`.
+fn on_terminal(dir: &Path, args: &[&str], answers: &[&str]) -> Option<(String, bool)> {
+    use std::io::Read;
+    use std::sync::{Arc, Mutex};
+    let cmd = std::iter::once(env!("CARGO_BIN_EXE_aesx"))
+        .chain(args.iter().copied())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut c = Command::new("script")
+        .current_dir(dir)
+        .args(["-qec", &cmd, "/dev/null"])
+        .env_remove("AESX_BACKEND")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let mut out = c.stdout.take().unwrap();
+    let reader = {
+        let seen = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            let mut b = [0u8; 256];
+            while let Ok(n) = out.read(&mut b) {
+                if n == 0 {
+                    break;
+                }
+                seen.lock().unwrap().extend_from_slice(&b[..n]);
+            }
+        })
+    };
+    let mut stdin = c.stdin.take().unwrap();
+    let t = Instant::now();
+    for (i, a) in answers.iter().enumerate() {
+        // Wait for prompt i + 1.
+        loop {
+            let text = String::from_utf8_lossy(&seen.lock().unwrap()).into_owned();
+            if text.matches("passphrase").count() > i {
+                break;
+            }
+            assert!(t.elapsed() < Duration::from_secs(30), "no prompt: {text:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        stdin.write_all(format!("{a}\n").as_bytes()).unwrap();
+    }
+    // Keep stdin open until aesx is done (an EOF on the terminal would end it early).
+    let status = loop {
+        if let Some(s) = c.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "aesx did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(stdin);
+    reader.join().unwrap();
+    let text = String::from_utf8_lossy(&seen.lock().unwrap()).into_owned();
+    Some((text, status.success()))
+}
+
+/// --passphrase prompts on the terminal without echo, twice when encrypting (a mismatch
+/// does nothing), once when decrypting; decrypting a passphrase file with no key option
+/// prompts by itself.
+#[test]
+fn passphrase_prompt_on_a_terminal() {
+    let t = Dir::new();
+    t.write("p", b"hello from a terminal\n");
+    let mut enc = vec!["encrypt", "--passphrase"];
+    enc.extend(CHEAP);
+    enc.extend(["p", "c"]);
+    let Some((shown, ok)) = on_terminal(&t.d, &enc, &["tty secret", "tty secret"]) else {
+        eprintln!("NOTE: util-linux `script` unavailable; terminal prompt not tested");
+        return;
+    };
+    assert!(ok, "{shown}");
+    assert_eq!(shown.matches("passphrase").count(), 2, "{shown}");
+    assert!(
+        shown.contains("(again)") && !shown.contains("tty secret"),
+        "echoed: {shown}"
+    );
+    // The file is a passphrase file that --passphrase-file with the same words opens.
+    t.write("pw2", b"tty secret\n");
+    let o = t.run(&["decrypt", "--passphrase-file", "pw2", "c", "-"]);
+    ok_output(&o, b"hello from a terminal\n");
+    // Decrypting: one prompt, with or without --passphrase.
+    for args in [
+        vec!["decrypt", "--passphrase", "c", "-"],
+        vec!["decrypt", "c", "-"],
+    ] {
+        let (shown, ok) = on_terminal(&t.d, &args, &["tty secret"]).unwrap();
+        assert!(ok && shown.contains("hello from a terminal"), "{shown}");
+        assert_eq!(shown.matches("passphrase").count(), 1, "{shown}");
+    }
+    let (shown, ok) = on_terminal(&t.d, &["decrypt", "c", "-"], &["wrong"]).unwrap();
+    assert!(!ok && shown.contains("wrong key or passphrase"), "{shown}");
+    // Two different answers: nothing written.
+    let mut enc = vec!["encrypt", "--passphrase"];
+    enc.extend(CHEAP);
+    enc.extend(["p", "c2"]);
+    let (shown, ok) = on_terminal(&t.d, &enc, &["one", "two"]).unwrap();
+    assert!(
+        !ok && shown.contains("the two passphrases differ"),
+        "{shown}"
+    );
+    assert!(!t.path("c2").exists());
+}
+
+fn ok_output(o: &Output, want: &[u8]) {
+    ok(o);
+    assert_eq!(o.stdout, want);
+}
