@@ -74,7 +74,8 @@ each sealed with AES-256-GCM (--aead aes-128-gcm for AES-128) and bound to its p
 to the end of the file. Decryption refuses a modified, reordered, truncated or extended file
 and says which (wrong key or passphrase; chunk N corrupted; file truncated; data after the
 end; not an aesx file; hostile parameters). Chunks are sealed and opened on --threads
-threads with a fixed amount in flight (16 MiB); the output is the same for every count.
+threads with a fixed amount in flight (16 MiB, up to 32 MiB with more than two threads);
+the output is the same for every count.
 
 Keys for the aesx format: --key-file with 32 random bytes (make one with `aesx keygen FILE`;
 64 hex digits also work), or a passphrase: --passphrase prompts on the terminal,
