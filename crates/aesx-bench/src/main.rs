@@ -16,7 +16,8 @@
 //!
 //! - `keysetup`: `Aes::new(&key)` + drop (the fastest backend, detected as `Aes::new` does)
 //!   against RustCrypto `Aes128::new` / `Aes256::new` + drop (both expand the encryption and
-//!   decryption schedules); ns per key.
+//!   decryption schedules); ns per key. Also, as a diagnostic, `Aes::new` without the drop
+//!   (`mem::forget`: the schedule is not wiped), which shows what the wipe costs.
 //! - `small`: one fresh CTR message per call: `Ctr::new(&aes, &iv).apply_keystream(msg)` on a
 //!   borrowed, pre-expanded key, against RustCrypto `Ctr128BE<&Aes128>` over a borrowed key;
 //!   16, 32, 48 and 64 bytes, on every available backend; ns per message.
@@ -118,10 +119,13 @@ fn race(trials: usize, calls: usize, fs: &mut [&mut dyn FnMut()]) -> Vec<f64> {
 
 fn keysetup(o: &Opts) {
     println!(
-        "keysetup, ns per key (best of {} trials of {} calls), backend {}",
+        "keysetup, ns per key (best of {} trials of {} calls), backend {}; load {}",
         o.trials,
         o.calls,
-        Backend::detect()
+        Backend::detect(),
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
     );
     for &bits in &o.keys {
         let key = &KEY[..bits as usize / 8];
@@ -129,11 +133,18 @@ fn keysetup(o: &Opts) {
             let a = Aes::new(black_box(key)).expect("valid key");
             black_box(&a);
         };
+        // Diagnostic only: the same without the drop (no wipe of the schedule), to show what
+        // the wipe costs. Never do this with a real key.
+        let mut aesx_nodrop = || {
+            let a = Aes::new(black_box(key)).expect("valid key");
+            black_box(&a);
+            std::mem::forget(a);
+        };
         let res = match bits {
             128 => race(
                 o.trials,
                 o.calls,
-                &mut [&mut aesx, &mut || {
+                &mut [&mut aesx, &mut aesx_nodrop, &mut || {
                     let c = aes::Aes128::new_from_slice(black_box(key)).unwrap();
                     black_box(&c);
                 }],
@@ -141,7 +152,7 @@ fn keysetup(o: &Opts) {
             192 => race(
                 o.trials,
                 o.calls,
-                &mut [&mut aesx, &mut || {
+                &mut [&mut aesx, &mut aesx_nodrop, &mut || {
                     let c = aes::Aes192::new_from_slice(black_box(key)).unwrap();
                     black_box(&c);
                 }],
@@ -149,17 +160,18 @@ fn keysetup(o: &Opts) {
             _ => race(
                 o.trials,
                 o.calls,
-                &mut [&mut aesx, &mut || {
+                &mut [&mut aesx, &mut aesx_nodrop, &mut || {
                     let c = aes::Aes256::new_from_slice(black_box(key)).unwrap();
                     black_box(&c);
                 }],
             ),
         };
         println!(
-            "AES-{bits}: aesx Aes::new {:.1} ns, RustCrypto Aes{bits}::new {:.1} ns, speedup {:.2}x",
+            "AES-{bits}: aesx Aes::new {:.1} ns, RustCrypto Aes{bits}::new {:.1} ns, speedup {:.2}x (aesx without drop/wipe, diagnostic: {:.1} ns)",
             res[0],
-            res[1],
-            res[1] / res[0]
+            res[2],
+            res[2] / res[0],
+            res[1]
         );
     }
 }
@@ -175,8 +187,12 @@ where
 
 fn small(o: &Opts) {
     println!(
-        "small CTR messages, ns per message (Ctr::new + apply_keystream on a borrowed key; best of {} trials of {} calls)",
-        o.trials, o.calls
+        "small CTR messages, ns per message (Ctr::new + apply_keystream on a borrowed key; best of {} trials of {} calls); load {}",
+        o.trials,
+        o.calls,
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
     );
     for &bits in &o.keys {
         let key = &KEY[..bits as usize / 8];

@@ -5,6 +5,7 @@
 
 mod bench;
 mod cpuinfo;
+mod provider;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -57,6 +58,9 @@ enum Command {
     /// Print or check Fugue digests of files, like sha256sum (`-` = stdin).
     #[command(after_long_help = hash::AFTER_HELP)]
     Hash(hash::HashArgs),
+    /// Tell whether OpenSSL here loads the aesx provider and sends AES to it.
+    #[command(after_long_help = provider::AFTER_HELP)]
+    Provider(provider::ProviderArgs),
 }
 
 /// Where the backend choice came from, for error messages.
@@ -116,6 +120,7 @@ fn run(cli: Cli, key_hex: Option<zeroize::Zeroizing<String>>) -> Result<()> {
     let command = match cli.command {
         Command::Hash(a) => return hash::run(a, cli.backend.as_deref()),
         Command::Keygen { file } => return fileformat::keygen(&file),
+        Command::Provider(a) => return provider::run(a),
         c => c,
     };
     let choice = choose_backend(cli.backend.as_deref())?;
@@ -132,6 +137,7 @@ fn run(cli: Cli, key_hex: Option<zeroize::Zeroizing<String>>) -> Result<()> {
         Command::Bench(a) => bench::run(a, &choice),
         Command::Hash(a) => hash::run(a, cli.backend.as_deref()),
         Command::Keygen { file } => fileformat::keygen(&file),
+        Command::Provider(a) => provider::run(a),
     }
 }
 

@@ -1393,6 +1393,144 @@ fn ctr_threads_memory_stays_bounded() {
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "629145600");
 }
 
+/// Builds the OpenSSL provider module for the profile this test runs in; returns its path.
+fn provider_module() -> PathBuf {
+    let dir = Path::new(env!("CARGO_BIN_EXE_aesx"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let profile = dir.file_name().unwrap().to_str().unwrap().to_owned();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args([
+        "build",
+        "-q",
+        "-p",
+        "aesx-provider",
+        "--lib",
+        "--target-dir",
+    ])
+    .arg(dir.parent().unwrap());
+    match profile.as_str() {
+        "debug" => {}
+        "release" => {
+            cmd.arg("--release");
+        }
+        p => {
+            cmd.args(["--profile", p]);
+        }
+    }
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    dir.join("libaesx_provider.so")
+}
+
+#[test]
+fn provider_reports_whether_openssl_sends_aes_to_aesx() {
+    if !have_openssl() {
+        eprintln!("skipping: no openssl");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let base = format!(
+        "openssl_conf = openssl_init\n[openssl_init]\nproviders = provider_sect\n{{ALG}}\
+         [provider_sect]\ndefault = default_sect\naesx = aesx_sect\n[default_sect]\nactivate = 1\n\
+         [aesx_sect]\nactivate = 1\nmodule = {}\n",
+        provider_module().display()
+    );
+    let prefer = d.path().join("prefer.cnf");
+    fs::write(
+        &prefer,
+        base.replace(
+            "{ALG}",
+            "alg_section = algorithm_sect\n[algorithm_sect]\ndefault_properties = ?provider=aesx\n",
+        ),
+    )
+    .unwrap();
+    let loaded_only = d.path().join("loaded.cnf");
+    fs::write(&loaded_only, base.replace("{ALG}", "")).unwrap();
+    let empty = d.path().join("empty.cnf");
+    fs::write(&empty, "").unwrap();
+
+    let o = aesx()
+        .arg("provider")
+        .env("OPENSSL_CONF", &prefer)
+        .env_remove("OPENSSL_MODULES")
+        .output()
+        .unwrap();
+    let out = stdout_of(&o);
+    assert!(o.status.success(), "{out}{}", stderr_of(&o));
+    assert!(out.contains("loaded and active"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.trim().starts_with("AES-128-CTR") && l.trim().ends_with("aesx")),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.trim().starts_with("AES-256-CBC") && l.trim().ends_with("aesx")),
+        "{out}"
+    );
+
+    let o = aesx()
+        .arg("provider")
+        .env("OPENSSL_CONF", &loaded_only)
+        .env_remove("OPENSSL_MODULES")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stdout_of(&o).contains("default_properties"),
+        "{}",
+        stdout_of(&o)
+    );
+
+    let o = aesx()
+        .arg("provider")
+        .env("OPENSSL_CONF", &empty)
+        .env_remove("OPENSSL_MODULES")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stdout_of(&o).contains("not loaded") && stderr_of(&o).contains("not served by aesx"),
+        "{}",
+        stdout_of(&o)
+    );
+
+    // --stats: a file in the provider's layout, and a file that is not one.
+    let mut f = vec![0u8; 64 * 16];
+    f[..20].copy_from_slice(b"aesx-provider-stats\n");
+    f[48..56].copy_from_slice(&1u64.to_le_bytes());
+    f[56..64].copy_from_slice(&15u64.to_le_bytes());
+    f[7 * 64..7 * 64 + 11].copy_from_slice(b"AES-128-CTR");
+    for (k, v) in [3u64, 1, 40, 123_456_789].iter().enumerate() {
+        f[7 * 64 + 32 + 8 * k..7 * 64 + 40 + 8 * k].copy_from_slice(&v.to_le_bytes());
+    }
+    let sf = d.path().join("stats");
+    fs::write(&sf, &f).unwrap();
+    let o = aesx()
+        .args(["provider", "--stats", p(&sf)])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let out = stdout_of(&o);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("AES-128-CTR"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(
+        line.split_whitespace().collect::<Vec<_>>(),
+        ["AES-128-CTR", "3", "1", "40", "123456789"]
+    );
+    fs::write(&sf, b"not a stats file").unwrap();
+    let o = aesx()
+        .args(["provider", "--stats", p(&sf)])
+        .output()
+        .unwrap();
+    assert!(!o.status.success() && stderr_of(&o).contains("not an aesx provider stats file"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Hardening (issue 14, finding 6): key copies, --key-file -, --threads cap, special and
 // dangling-symlink DSTs.

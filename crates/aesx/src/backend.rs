@@ -135,18 +135,7 @@ impl Backend {
     /// Whether this CPU (and this build) can run the backend. Decided once, then one load.
     #[inline]
     pub fn is_available(self) -> bool {
-        static AVAILABLE: AtomicU32 = AtomicU32::new(0);
-        let mut set = AVAILABLE.load(Ordering::Relaxed);
-        if set == 0 {
-            let f = crate::cpu::features();
-            for b in Backend::ALL {
-                if b.supported_by(&f) {
-                    set |= 1 << b as u32;
-                }
-            }
-            AVAILABLE.store(set, Ordering::Relaxed);
-        }
-        set & (1 << self as u32) != 0
+        plan().has(self)
     }
 
     fn supported_by(self, f: &CpuFeatures) -> bool {
@@ -171,18 +160,108 @@ impl Backend {
     }
 
     /// The fastest available backend (what [`crate::Aes::new`] uses). Decided once.
+    #[inline]
     pub fn detect() -> Backend {
-        static BEST: AtomicU32 = AtomicU32::new(u32::MAX);
-        if let Some(&b) = Backend::ALL.get(BEST.load(Ordering::Relaxed) as usize) {
-            return b;
+        plan().best()
+    }
+}
+
+/// What key setup needs to know about this CPU, decided once and cached in one word, so that
+/// the hot path of `Aes::new` is one load and a bit test: the set of available backends, the
+/// fastest one, and the AES-NI key-expansion variant.
+#[derive(Clone, Copy)]
+pub(crate) struct Plan(u32);
+
+static PLAN: AtomicU32 = AtomicU32::new(0);
+const PLAN_READY: u32 = 1 << 31;
+const PLAN_ASSIST: u32 = 1 << 16;
+const PLAN_AVX: u32 = 1 << 17;
+const PLAN_CLMUL: u32 = 1 << 18;
+const PLAN_AVX2: u32 = 1 << 19;
+const PLAN_BEST_SHIFT: u32 = 8;
+
+/// The cached [`Plan`] (detected on first use).
+#[inline(always)]
+pub(crate) fn plan() -> Plan {
+    let p = PLAN.load(Ordering::Relaxed);
+    if p & PLAN_READY != 0 {
+        Plan(p)
+    } else {
+        plan_init()
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn plan_init() -> Plan {
+    let f = crate::cpu::features();
+    let mut p = PLAN_READY;
+    for b in Backend::ALL {
+        if b.supported_by(&f) {
+            p |= 1 << b as u32;
+            // ALL is ordered slowest first: the last available is the fastest.
+            p = (p & !(7 << PLAN_BEST_SHIFT)) | (b as u32) << PLAN_BEST_SHIFT;
         }
-        let best = Backend::ALL
-            .into_iter()
-            .rev()
-            .find(|b| b.is_available())
-            .unwrap_or(Backend::Soft);
-        BEST.store(best as u32, Ordering::Relaxed);
-        best
+    }
+    #[cfg(target_arch = "x86_64")]
+    if aesni::preferred_variant() == aesni::Variant::Assist {
+        p |= PLAN_ASSIST;
+    }
+    if f.avx {
+        p |= PLAN_AVX;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if clmul::available() {
+        p |= PLAN_CLMUL;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if ghash_avx2::available() {
+        p |= PLAN_AVX2;
+    }
+    PLAN.store(p, Ordering::Relaxed);
+    Plan(p)
+}
+
+impl Plan {
+    #[inline(always)]
+    pub(crate) fn has(self, b: Backend) -> bool {
+        self.0 & (1 << b as u32) != 0
+    }
+    #[inline(always)]
+    pub(crate) fn best(self) -> Backend {
+        match (self.0 >> PLAN_BEST_SHIFT) & 7 {
+            4 => Backend::Vaes512,
+            3 => Backend::Vaes256,
+            2 => Backend::Aesni,
+            1 => Backend::Vpaes,
+            _ => Backend::Soft,
+        }
+    }
+    /// AVX (with the OS saving ymm state): 32-byte stores may be used.
+    #[inline(always)]
+    pub(crate) fn avx(self) -> bool {
+        self.0 & PLAN_AVX != 0
+    }
+    /// PCLMULQDQ and SSE4.2: the `clmul` GHASH kernel runs.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    #[inline(always)]
+    fn clmul(self) -> bool {
+        self.0 & PLAN_CLMUL != 0
+    }
+    /// AVX2: the `ghash_avx2` kernel runs.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    #[inline(always)]
+    fn avx2(self) -> bool {
+        self.0 & PLAN_AVX2 != 0
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn variant(self) -> aesni::Variant {
+        if self.0 & PLAN_ASSIST != 0 {
+            aesni::Variant::Assist
+        } else {
+            aesni::Variant::Enclast
+        }
     }
 }
 
@@ -232,45 +311,27 @@ pub(crate) enum Keys {
 }
 
 impl Keys {
-    /// Expands `key` (16/24/32 bytes, checked by the caller) for `backend`, which the caller
-    /// has checked is available.
-    pub(crate) fn expand(backend: Backend, key: &[u8]) -> Keys {
-        debug_assert!(backend.is_available());
-        match backend {
-            Backend::Soft => Keys::Soft(big(soft::expand(key))),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Vpaes => Keys::Vpaes(big(vpaes::expand(key))),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Aesni | Backend::Vaes256 | Backend::Vaes512 => Keys::Hw(aesni::expand(key)),
-            #[allow(unreachable_patterns)]
-            _ => Keys::Soft(big(soft::expand(key))),
-        }
-    }
-
-    /// A placeholder of the right layout for `backend`, filled by [`Keys::expand_into`].
+    /// The schedule of `key` (16/24/32 bytes, checked by the caller) for `backend`, which the
+    /// caller has checked is available in `plan`. IMPLEMENTATION NOTE: inlined into the caller
+    /// (and so into `Aes::new` in the user's crate): the hardware schedule is computed in
+    /// registers and stored once, into the caller's value ([`aesni::expand_inline`]); the soft
+    /// and vpaes schedules are built out of line, on the heap.
     #[inline(always)]
-    pub(crate) fn empty(backend: Backend) -> Keys {
+    pub(crate) fn new(backend: Backend, key: &[u8], plan: Plan) -> Keys {
+        let _ = plan;
         match backend {
             #[cfg(target_arch = "x86_64")]
-            Backend::Aesni | Backend::Vaes256 | Backend::Vaes512 => Keys::Hw(aesni::Keys::ZERO),
-            _ => Keys::Soft(big(soft::Keys::ZERO)),
+            Backend::Aesni | Backend::Vaes256 | Backend::Vaes512 => {
+                // SAFETY: the caller checked that `backend` is available, and each of these
+                // three needs AES-NI and SSE4.2.
+                Keys::Hw(unsafe { aesni::expand_inline(key, plan.variant()) })
+            }
+            _ => match Boxed::expand(backend, key) {
+                Boxed::Soft(k) => Keys::Soft(k),
+                #[cfg(target_arch = "x86_64")]
+                Boxed::Vpaes(k) => Keys::Vpaes(k),
+            },
         }
-    }
-
-    /// Like [`Keys::expand`], writing the hardware and soft layouts in place inside `slot` (no
-    /// copy of the large schedule); other layouts are built and moved.
-    #[inline(always)]
-    pub(crate) fn expand_into(backend: Backend, key: &[u8], slot: &mut Keys) {
-        #[cfg(target_arch = "x86_64")]
-        if let Keys::Hw(k) = slot {
-            aesni::expand_into(key, aesni::preferred_variant(), k);
-            return;
-        }
-        if let (Backend::Soft, Keys::Soft(k)) = (backend, &mut *slot) {
-            soft::expand_into(key, k);
-            return;
-        }
-        *slot = Keys::expand(backend, key);
     }
 
     /// Builds a schedule from standard (FIPS-197) encryption round keys, `rounds + 1` of them.
@@ -290,9 +351,39 @@ impl Keys {
     }
 }
 
+/// The heap-allocated schedules, as a two-word value (returned in registers: a large `Keys`
+/// returned from an out-of-line call would make the caller build its `Aes` in memory and copy
+/// it, hardware schedule included).
+enum Boxed {
+    Soft(Big<soft::Keys>),
+    #[cfg(target_arch = "x86_64")]
+    Vpaes(Big<vpaes::Keys>),
+}
+
+impl Boxed {
+    /// The soft and vpaes schedules, built on the heap (in place for soft).
+    #[inline(never)]
+    fn expand(backend: Backend, key: &[u8]) -> Boxed {
+        match backend {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Vpaes => Boxed::Vpaes(big(vpaes::expand(key))),
+            _ => {
+                let mut k = big(soft::Keys::ZERO);
+                soft::expand_into(key, &mut k);
+                Boxed::Soft(k)
+            }
+        }
+    }
+}
+
 /// Declares one dispatching function per kernel; the match is written once, here.
+///
+/// `small f`: on the hardware layout, `aesni::f` first gets the call and returns true if it
+/// handled it (up to four blocks, in inline assembly that keeps round keys out of registers
+/// and off the stack: no stack wipe follows; see `aesni::ctr_small`).
 macro_rules! dispatch {
-    ($( $(#[$m:meta])* fn $name:ident( $($arg:ident : $ty:ty),* ); )*) => {$(
+    ($( $(#[$m:meta])* fn $name:ident( $($arg:ident : $ty:ty),* )
+        $(small $small:ident( $($sarg:ident),* ))?; )*) => {$(
         $(#[$m])*
         #[inline]
         pub(crate) fn $name(backend: Backend, keys: &Keys, $($arg: $ty),*) {
@@ -302,6 +393,9 @@ macro_rules! dispatch {
                 Keys::Vpaes(k) => vpaes::$name(k, $($arg),*),
                 #[cfg(target_arch = "x86_64")]
                 Keys::Hw(k) => {
+                    $(if aesni::$small(k, $($sarg),*) {
+                        return;
+                    })?
                     match backend {
                         Backend::Vaes512 => vaes512::$name(k, $($arg),*),
                         Backend::Vaes256 => vaes256::$name(k, $($arg),*),
@@ -315,11 +409,11 @@ macro_rules! dispatch {
 }
 
 dispatch! {
-    fn encrypt_blocks(buf: &mut [u8]);
+    fn encrypt_blocks(buf: &mut [u8]) small encrypt_small(buf);
     fn decrypt_blocks(buf: &mut [u8]);
     fn cbc_encrypt(iv: &mut [u8; 16], buf: &mut [u8]);
     fn cbc_decrypt(iv: &mut [u8; 16], buf: &mut [u8]);
-    fn ctr_xor(ctr: u128, buf: &mut [u8]);
+    fn ctr_xor(ctr: u128, buf: &mut [u8]) small ctr_small(ctr, buf);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -343,20 +437,22 @@ pub(crate) enum GhashKey {
 impl GhashKey {
     /// An all-zero key of the layout `backend` pairs with on this CPU, for [`GhashKey::init`]
     /// (built where it will live, then filled: a key is never moved, so no copy is left).
+    #[inline]
     pub(crate) fn empty(backend: Backend) -> GhashKey {
+        let plan = plan();
         #[cfg(target_arch = "x86_64")]
         if matches!(
             backend,
             Backend::Aesni | Backend::Vaes256 | Backend::Vaes512
-        ) && clmul::available()
+        ) && plan.clmul()
         {
             return GhashKey::Clmul(clmul::Key::ZERO);
         }
         #[cfg(target_arch = "x86_64")]
-        if ghash_avx2::available() {
+        if plan.avx2() {
             return GhashKey::Avx2(big(ghash_avx2::Key::ZERO));
         }
-        let _ = backend;
+        let _ = (backend, plan);
         GhashKey::Soft(big(ghash_soft::Key::default()))
     }
 
@@ -638,11 +734,15 @@ mod tests {
                         x[..n].iter_mut().zip(v).for_each(|(d, s)| *d ^= s);
                     });
                     // Through the mode layer, which splits where the low 64 bits wrap.
+                    // The last two carry inside the first four blocks (the small-message
+                    // path, `aesni::ctr_small`).
                     for c in [
                         0u128,
                         u64::MAX as u128 - 40,
                         u128::MAX - 50,
                         (7 << 64) | 0xffff_fff0,
+                        u64::MAX as u128 - 1,
+                        u128::MAX - 2,
                     ] {
                         check("ctr", &|a, x| a.ctr_xor_at(&c.to_be_bytes(), 0, x));
                     }

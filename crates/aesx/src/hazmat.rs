@@ -150,8 +150,20 @@ pub mod keysetup {
         fn enclast(k: &[u8]) -> u8 {
             aesni::expand_with(k, aesni::Variant::Enclast).enc[10][0]
         }
-        let list: [(&'static str, ExpandFn); 2] =
-            [("aeskeygenassist", assist), ("aesenclast-pshufb", enclast)];
+        fn assist_inline(k: &[u8]) -> u8 {
+            // SAFETY: listed only when AES-NI is available (filtered below).
+            unsafe { aesni::expand_inline(k, aesni::Variant::Assist) }.enc[10][0]
+        }
+        fn enclast_inline(k: &[u8]) -> u8 {
+            // SAFETY: as above.
+            unsafe { aesni::expand_inline(k, aesni::Variant::Enclast) }.enc[10][0]
+        }
+        let list: [(&'static str, ExpandFn); 4] = [
+            ("aeskeygenassist", assist),
+            ("aesenclast-pshufb", enclast),
+            ("aeskeygenassist-inline", assist_inline),
+            ("aesenclast-pshufb-inline", enclast_inline),
+        ];
         let ok = crate::Backend::Aesni.is_available();
         list.into_iter().filter(move |_| ok)
     }
@@ -165,16 +177,25 @@ pub mod keysetup {
     }
 
     /// Expands with a named variant and returns the encryption round keys (for tests).
+    /// The `-inline` variants are the register-only expansions `Aes::new` inlines into its
+    /// caller (`aesni::expand_inline`; AES-192 goes through the out-of-line code there).
     pub fn expand_with(name: &str, key: &[u8]) -> Option<super::RoundKeys> {
-        let v = match name {
-            "aeskeygenassist" => aesni::Variant::Assist,
-            "aesenclast-pshufb" => aesni::Variant::Enclast,
+        let (v, inline) = match name {
+            "aeskeygenassist" => (aesni::Variant::Assist, false),
+            "aesenclast-pshufb" => (aesni::Variant::Enclast, false),
+            "aeskeygenassist-inline" => (aesni::Variant::Assist, true),
+            "aesenclast-pshufb-inline" => (aesni::Variant::Enclast, true),
             _ => return None,
         };
         if !crate::Backend::Aesni.is_available() || !matches!(key.len(), 16 | 24 | 32) {
             return None;
         }
-        let k = aesni::expand_with(key, v);
+        let k = if inline {
+            // SAFETY: AES-NI (and SSE4.2, part of `Backend::Aesni`) was just checked.
+            unsafe { aesni::expand_inline(key, v) }
+        } else {
+            aesni::expand_with(key, v)
+        };
         Some(super::RoundKeys {
             rounds: k.rounds,
             keys: k.enc,

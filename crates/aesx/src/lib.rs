@@ -89,37 +89,45 @@ impl Aes {
     /// Expands a 16-, 24- or 32-byte key on the fastest backend of this CPU.
     #[inline(always)]
     pub fn new(key: &[u8]) -> Result<Aes, Error> {
-        Aes::with_backend(key, Backend::detect())
+        let plan = backend::plan();
+        Aes::build(key, plan.best(), plan)
     }
 
     /// Expands a key on a chosen backend; [`ErrorKind::BackendUnavailable`] if this CPU cannot
     /// run it.
     #[inline(always)]
     pub fn with_backend(key: &[u8], backend: Backend) -> Result<Aes, Error> {
+        let plan = backend::plan();
         if !matches!(key.len(), 16 | 24 | 32) {
             return Err(Error::new(ErrorKind::InvalidKeyLength));
         }
-        if !backend.is_available() {
+        if !plan.has(backend) {
             return Err(Error::new(ErrorKind::BackendUnavailable));
         }
-        // IMPLEMENTATION NOTE: the schedule is expanded in place, inside the value this
-        // function returns (inlined: the caller's own slot), never built elsewhere and moved:
-        // every move of a key schedule leaves a copy on the stack (issue 14, finding 2), and
-        // key setup on this hardware is bound by stores, not by the expansion.
-        let mut out = Ok(Aes {
-            backend,
-            key_bits: key.len() as u32 * 8,
-            keys: backend::Keys::empty(backend),
-        });
-        if let Ok(aes) = &mut out {
-            aes.expand(key);
-        }
-        out
+        Aes::build(key, backend, plan)
     }
 
-    #[inline(never)]
-    fn expand(&mut self, key: &[u8]) {
-        backend::Keys::expand_into(self.backend, key, &mut self.keys);
+    // IMPLEMENTATION NOTE: everything from `new` down to the schedule's stores is inlined into
+    // the caller, so the schedule is written once, into the caller's own `Aes`: no move of a
+    // built schedule (each would leave a copy on the stack, issue 14 finding 2, and cost a
+    // 280-byte copy with store-forwarding stalls, issue 13). See `aesni::expand_inline`.
+    #[inline(always)]
+    fn build(key: &[u8], backend: Backend, plan: backend::Plan) -> Result<Aes, Error> {
+        if !matches!(key.len(), 16 | 24 | 32) {
+            return Err(Error::new(ErrorKind::InvalidKeyLength));
+        }
+        Ok(Aes::build_checked(key, backend, plan))
+    }
+
+    /// [`Aes::build`] for a key length (16, 24 or 32) and a backend (available in `plan`) that
+    /// the caller has checked; inlined the same way (`AesGcm` builds its `aes` field with it).
+    #[inline(always)]
+    pub(crate) fn build_checked(key: &[u8], backend: Backend, plan: backend::Plan) -> Aes {
+        Aes {
+            backend,
+            key_bits: key.len() as u32 * 8,
+            keys: backend::Keys::new(backend, key, plan),
+        }
     }
 
     /// The backend this key schedule runs on.

@@ -125,7 +125,15 @@ fn keysetup_variants_agree() {
     use aesx::hazmat::keysetup;
     let names: Vec<&str> = keysetup::variants().map(|(n, _)| n).collect();
     if Backend::Aesni.is_available() {
-        assert_eq!(names, ["aeskeygenassist", "aesenclast-pshufb"]);
+        assert_eq!(
+            names,
+            [
+                "aeskeygenassist",
+                "aesenclast-pshufb",
+                "aeskeygenassist-inline",
+                "aesenclast-pshufb-inline"
+            ]
+        );
         assert!(
             names.contains(&keysetup::preferred()),
             "preferred {}",
@@ -149,7 +157,12 @@ fn keysetup_variants_agree() {
     }
     for key in &keys {
         let want = expand_key(key).unwrap();
-        for name in ["aeskeygenassist", "aesenclast-pshufb"] {
+        for name in [
+            "aeskeygenassist",
+            "aesenclast-pshufb",
+            "aeskeygenassist-inline",
+            "aesenclast-pshufb-inline",
+        ] {
             let got = keysetup::expand_with(name, key);
             if !names.contains(&name) {
                 assert!(got.is_none(), "{name} without AES-NI");

@@ -29,23 +29,62 @@ pub(crate) struct Keys {
 }
 
 impl Drop for Keys {
+    #[inline]
     fn drop(&mut self) {
-        // IMPLEMENTATION NOTE: `zeroize` on byte arrays issues one volatile store per byte
-        // (960 here), which cost more than the whole key expansion. Volatile 16-byte stores
-        // clear the same memory in 30 stores and cannot be elided either.
-        for k in self.enc.iter_mut() {
-            // SAFETY: `k` is a valid, exclusively borrowed 16-byte array at a 16-byte aligned
-            // offset of this `repr(C, align(16))` struct, so a 16-byte volatile write is in
-            // bounds and aligned.
-            unsafe {
-                core::ptr::write_volatile(
-                    (k as *mut [u8; 16]).cast::<__m128i>(),
-                    _mm_setzero_si128(),
-                )
-            };
-        }
-        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+        // Slots past `rounds` hold zeros, never key material.
+        wipe_slots(&mut self.enc, self.rounds + 1);
     }
+}
+
+/// Overwrites `slots[..n]` (n <= 15) with zeros by stores the compiler cannot remove.
+///
+/// IMPLEMENTATION NOTE: key setup is bound by stores on Zen 3, not by the expansion chain: a
+/// store holds its store-queue entry until it retires, which for a schedule waits for the whole
+/// 60-cycle expansion, so the stores of one key setup (schedule, wipe, bookkeeping) decide how
+/// many key setups the core overlaps (measured: the 15-store wipe cost 13 ns of 29 per
+/// `Aes::new` + drop). With AVX (known from the cached plan) the wipe uses 32-byte stores:
+/// 6 for an AES-128 schedule instead of 11. `zeroize` on byte arrays would issue one volatile
+/// store per byte.
+#[inline(always)]
+pub(crate) fn wipe_slots(slots: &mut [[u8; 16]; 15], n: usize) {
+    let p = slots.as_mut_ptr();
+    debug_assert!(n <= 15);
+    if crate::backend::plan().avx() {
+        // Whole 32-byte pairs up to slot n rounded up to even, but never past the array: 15
+        // slots are 7 pairs and one slot.
+        let pairs = n.div_ceil(2).min(7);
+        // SAFETY: `pairs * 32 <= 224` bytes from `p` lie in the 240-byte array, and for
+        // n == 15 the last 16 bytes at offset 224 too; AVX is present (the plan says so).
+        // VEX.128 VPXOR zeroes ymm0's upper half; VZEROUPPER leaves no dirty upper state
+        // for SSE code that follows. xmm0 is declared clobbered (so is ymm0 with it).
+        unsafe {
+            core::arch::asm!(
+                "vpxor xmm0, xmm0, xmm0",
+                "2:",
+                "vmovdqu ymmword ptr [{p}], ymm0",
+                "add {p}, 32",
+                "dec {pairs}",
+                "jnz 2b",
+                "cmp {n}, 15",
+                "jne 3f",
+                "vmovdqu xmmword ptr [{p}], xmm0",
+                "3:",
+                "vzeroupper",
+                p = inout(reg) p => _,
+                pairs = inout(reg) pairs => _,
+                n = in(reg) n,
+                out("xmm0") _,
+                options(nostack),
+            )
+        };
+    } else {
+        for i in 0..n {
+            // SAFETY: `i < n <= 15`: slot `i` of the array, 16-byte aligned (every user of
+            // this function keeps its slots in a `repr(align(16))` struct, at offset 0).
+            unsafe { core::ptr::write_volatile(p.add(i).cast::<__m128i>(), _mm_setzero_si128()) };
+        }
+    }
+    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
 #[inline(always)]
@@ -139,6 +178,386 @@ pub(crate) fn expand_into(key: &[u8], v: Variant, k: &mut Keys) {
 #[target_feature(enable = "aes,sse4.2,avx")]
 fn expand_hw_avx(key: &[u8], v: Variant, k: &mut Keys) {
     expand_hw(key, v, k)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Key expansion inlined into the caller (what `Aes::new` runs).
+//
+// IMPLEMENTATION NOTE (issue 13, key setup as users call it): an out-of-line expansion writes
+// the schedule through a pointer into a temporary, and the value then travels by copy into the
+// `Result<Aes, Error>` and out of it into the user's variable (LLVM kept one or two 280-byte
+// memcpy calls whatever the layout, and those 32-byte loads straddled the expansion's 16-byte
+// stores: a store-forwarding stall each on Zen 3). A `#[target_feature]` function cannot be
+// inlined into a user's function compiled without AES-NI, but inline assembly can: the whole
+// AES-128 and AES-256 expansions are one `asm!` block each whose outputs are the round keys in
+// xmm0..xmm14, so the schedule exists only in registers until it is stored, once, straight into
+// the caller's `Aes`, and nothing is left anywhere else. Legacy SSE encodings (not VEX): the
+// caller may have no AVX, and explicit registers xmm0..xmm15 keep LLVM from picking
+// xmm16..xmm31 (which SSE cannot encode) when a user builds with AVX-512 enabled.
+//
+// Both expansion variants are here (see "Key expansion" above): round key i is
+// prefix_xor(k[i-1 or i-2]) ^ f(k[i-1]), f = AESKEYGENASSIST + PSHUFD, or PSHUFB + AESENCLAST
+// with the broadcast rcon from `EXPAND_TABLE` as the round key.
+
+/// PSHUFB masks and AESENCLAST keys of the `Enclast` variant, 16-byte aligned (legacy SSE
+/// memory operands must be): [rot+broadcast word 3], [broadcast word 3], rcon 1..10 broadcast
+/// to all four words, zero.
+#[repr(C, align(16))]
+struct ExpandTable([[u8; 16]; 13]);
+
+static EXPAND_TABLE: ExpandTable = {
+    let mut t = [[0u8; 16]; 13];
+    let mut i = 0;
+    while i < 4 {
+        t[0][4 * i] = 13;
+        t[0][4 * i + 1] = 14;
+        t[0][4 * i + 2] = 15;
+        t[0][4 * i + 3] = 12;
+        t[1][4 * i] = 12;
+        t[1][4 * i + 1] = 13;
+        t[1][4 * i + 2] = 14;
+        t[1][4 * i + 3] = 15;
+        i += 1;
+    }
+    let rcon = [0x01u8, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36];
+    let mut r = 0;
+    while r < 10 {
+        let mut w = 0;
+        while w < 4 {
+            t[2 + r][4 * w] = rcon[r];
+            w += 1;
+        }
+        r += 1;
+    }
+    ExpandTable(t)
+};
+
+/// `xmm$d = prefix_xor(xmm$p)` with `xmm$t` as scratch (asm text).
+macro_rules! asm_prefix {
+    ($d:literal, $p:literal, $t:literal) => {
+        concat!(
+            "movdqa xmm",
+            $d,
+            ", xmm",
+            $p,
+            "\n",
+            "movdqa xmm",
+            $t,
+            ", xmm",
+            $p,
+            "\n",
+            "pslldq xmm",
+            $t,
+            ", 4\n",
+            "pxor xmm",
+            $d,
+            ", xmm",
+            $t,
+            "\n",
+            "movdqa xmm",
+            $t,
+            ", xmm",
+            $d,
+            "\n",
+            "pslldq xmm",
+            $t,
+            ", 8\n",
+            "pxor xmm",
+            $d,
+            ", xmm",
+            $t,
+            "\n",
+        )
+    };
+}
+
+/// `xmm$t = f(xmm$p)` broadcast: SubWord(RotWord(word 3)) ^ rcon (`rot`, rcon index `$r` /
+/// immediate `$rc`) or SubWord(word 3) (`sub`), by AESKEYGENASSIST (`assist`) or PSHUFB +
+/// AESENCLAST (`enclast`, table pointer in operand `tab`).
+macro_rules! asm_f {
+    (assist, rot, $t:literal, $p:literal, $r:literal, $rc:literal) => {
+        concat!(
+            "aeskeygenassist xmm",
+            $t,
+            ", xmm",
+            $p,
+            ", ",
+            $rc,
+            "\n",
+            "pshufd xmm",
+            $t,
+            ", xmm",
+            $t,
+            ", 0xff\n",
+        )
+    };
+    (assist, sub, $t:literal, $p:literal) => {
+        concat!(
+            "aeskeygenassist xmm",
+            $t,
+            ", xmm",
+            $p,
+            ", 0\n",
+            "pshufd xmm",
+            $t,
+            ", xmm",
+            $t,
+            ", 0xaa\n",
+        )
+    };
+    (enclast, rot, $t:literal, $p:literal, $r:literal, $rc:literal) => {
+        concat!(
+            "movdqa xmm",
+            $t,
+            ", xmm",
+            $p,
+            "\n",
+            "pshufb xmm",
+            $t,
+            ", xmmword ptr [{tab}]\n",
+            "aesenclast xmm",
+            $t,
+            ", xmmword ptr [{tab} + 32 + 16 * ",
+            $r,
+            "]\n",
+        )
+    };
+    (enclast, sub, $t:literal, $p:literal) => {
+        concat!(
+            "movdqa xmm",
+            $t,
+            ", xmm",
+            $p,
+            "\n",
+            "pshufb xmm",
+            $t,
+            ", xmmword ptr [{tab} + 16]\n",
+            "aesenclast xmm",
+            $t,
+            ", xmmword ptr [{tab} + 192]\n",
+        )
+    };
+}
+
+/// AES-128 round key `$d` from `$d - 1`: f into xmm12 first (the long path), prefix with
+/// xmm11.
+macro_rules! asm128_round {
+    ($v:ident, $d:literal, $p:literal, $r:literal, $rc:literal) => {
+        concat!(
+            asm_f!($v, rot, "12", $p, $r, $rc),
+            asm_prefix!($d, $p, "11"),
+            "pxor xmm",
+            $d,
+            ", xmm12\n",
+        )
+    };
+}
+
+/// AES-256 round key `$d` from `$d - 2` (prefix) and `$d - 1` (f), scratch xmm15.
+macro_rules! asm256_round {
+    ($v:ident, rot, $d:literal, $p2:literal, $p1:literal, $r:literal, $rc:literal) => {
+        concat!(
+            asm_prefix!($d, $p2, "15"),
+            asm_f!($v, rot, "15", $p1, $r, $rc),
+            "pxor xmm",
+            $d,
+            ", xmm15\n",
+        )
+    };
+    ($v:ident, sub, $d:literal, $p2:literal, $p1:literal) => {
+        concat!(
+            asm_prefix!($d, $p2, "15"),
+            asm_f!($v, sub, "15", $p1),
+            "pxor xmm",
+            $d,
+            ", xmm15\n",
+        )
+    };
+}
+
+macro_rules! asm128 {
+    ($v:ident) => {
+        concat!(
+            "movdqu xmm0, xmmword ptr [{key}]\n",
+            "/* table: {tab} */\n",
+            asm128_round!($v, "1", "0", "0", "0x01"),
+            asm128_round!($v, "2", "1", "1", "0x02"),
+            asm128_round!($v, "3", "2", "2", "0x04"),
+            asm128_round!($v, "4", "3", "3", "0x08"),
+            asm128_round!($v, "5", "4", "4", "0x10"),
+            asm128_round!($v, "6", "5", "5", "0x20"),
+            asm128_round!($v, "7", "6", "6", "0x40"),
+            asm128_round!($v, "8", "7", "7", "0x80"),
+            asm128_round!($v, "9", "8", "8", "0x1b"),
+            asm128_round!($v, "10", "9", "9", "0x36"),
+        )
+    };
+}
+
+macro_rules! asm256 {
+    ($v:ident) => {
+        concat!(
+            "movdqu xmm0, xmmword ptr [{key}]\n",
+            "movdqu xmm1, xmmword ptr [{key} + 16]\n",
+            "/* table: {tab} */\n",
+            asm256_round!($v, rot, "2", "0", "1", "0", "0x01"),
+            asm256_round!($v, sub, "3", "1", "2"),
+            asm256_round!($v, rot, "4", "2", "3", "1", "0x02"),
+            asm256_round!($v, sub, "5", "3", "4"),
+            asm256_round!($v, rot, "6", "4", "5", "2", "0x04"),
+            asm256_round!($v, sub, "7", "5", "6"),
+            asm256_round!($v, rot, "8", "6", "7", "3", "0x08"),
+            asm256_round!($v, sub, "9", "7", "8"),
+            asm256_round!($v, rot, "10", "8", "9", "4", "0x10"),
+            asm256_round!($v, sub, "11", "9", "10"),
+            asm256_round!($v, rot, "12", "10", "11", "5", "0x20"),
+            asm256_round!($v, sub, "13", "11", "12"),
+            asm256_round!($v, rot, "14", "12", "13", "6", "0x40"),
+        )
+    };
+}
+
+/// Runs one expansion block; `$n` outputs in xmm0.., the rest of xmm0..xmm15 clobbered.
+macro_rules! run128 {
+    ($v:ident, $key:expr) => {{
+        #[allow(clippy::type_complexity)]
+        let (k0, k1, k2, k3, k4, k5, k6, k7, k8, k9, k10): (
+            __m128i, __m128i, __m128i, __m128i, __m128i, __m128i, __m128i, __m128i, __m128i,
+            __m128i, __m128i,
+        );
+        // SAFETY: (all expansion blocks) the caller guarantees AES-NI and SSE4.2 (which
+        // include SSSE3's PSHUFB); `{key}` points to at least 16 (AES-128) / 32 (AES-256)
+        // readable bytes; `{tab}` is `EXPAND_TABLE`, 16-byte aligned and 208 bytes long,
+        // which covers every offset used. Registers only; no stack, flags untouched.
+        unsafe {
+            core::arch::asm!(
+                asm128!($v),
+                key = in(reg) $key.as_ptr(),
+                tab = in(reg) &EXPAND_TABLE,
+                out("xmm0") k0, out("xmm1") k1, out("xmm2") k2, out("xmm3") k3,
+                out("xmm4") k4, out("xmm5") k5, out("xmm6") k6, out("xmm7") k7,
+                out("xmm8") k8, out("xmm9") k9, out("xmm10") k10,
+                out("xmm11") _, out("xmm12") _,
+                options(nostack, readonly, preserves_flags, pure),
+            )
+        };
+        let z = zero_reg();
+        [k0, k1, k2, k3, k4, k5, k6, k7, k8, k9, k10, z, z, z, z]
+    }};
+}
+
+macro_rules! run256 {
+    ($v:ident, $key:expr) => {{
+        #[allow(clippy::type_complexity)]
+    let (k0, k1, k2, k3, k4, k5, k6, k7, k8, k9, k10, k11, k12, k13, k14): (
+            __m128i, __m128i, __m128i, __m128i, __m128i, __m128i, __m128i, __m128i, __m128i,
+            __m128i, __m128i, __m128i, __m128i, __m128i, __m128i,
+        );
+        // SAFETY: see `run128`.
+        unsafe {
+            core::arch::asm!(
+                asm256!($v),
+                key = in(reg) $key.as_ptr(),
+                tab = in(reg) &EXPAND_TABLE,
+                out("xmm0") k0, out("xmm1") k1, out("xmm2") k2, out("xmm3") k3,
+                out("xmm4") k4, out("xmm5") k5, out("xmm6") k6, out("xmm7") k7,
+                out("xmm8") k8, out("xmm9") k9, out("xmm10") k10, out("xmm11") k11,
+                out("xmm12") k12, out("xmm13") k13, out("xmm14") k14,
+                out("xmm15") _,
+                options(nostack, readonly, preserves_flags, pure),
+            )
+        };
+        [k0, k1, k2, k3, k4, k5, k6, k7, k8, k9, k10, k11, k12, k13, k14]
+    }};
+}
+
+/// A zero register (baseline SSE2; no target feature needed).
+#[inline(always)]
+fn zero_reg() -> __m128i {
+    // SAFETY: SSE2 is part of the x86_64 baseline.
+    unsafe { _mm_setzero_si128() }
+}
+
+/// Loads a whole schedule into registers (forced loads: the copy cannot become a `memcpy`).
+#[inline(always)]
+fn load_regs(k: &Keys) -> [__m128i; 15] {
+    #[allow(clippy::type_complexity)]
+    let (k0, k1, k2, k3, k4, k5, k6, k7, k8, k9, k10, k11, k12, k13, k14): (
+        __m128i,
+        __m128i,
+        __m128i,
+        __m128i,
+        __m128i,
+        __m128i,
+        __m128i,
+        __m128i,
+        __m128i,
+        __m128i,
+        __m128i,
+        __m128i,
+        __m128i,
+        __m128i,
+        __m128i,
+    );
+    // SAFETY: `k.enc` is 240 readable bytes at a 16-byte aligned address (`repr(align(16))`,
+    // first field of a `repr(C)` struct); MOVDQA is SSE2.
+    unsafe {
+        core::arch::asm!(
+            "movdqa xmm0, xmmword ptr [{p}]",
+            "movdqa xmm1, xmmword ptr [{p} + 16]",
+            "movdqa xmm2, xmmword ptr [{p} + 32]",
+            "movdqa xmm3, xmmword ptr [{p} + 48]",
+            "movdqa xmm4, xmmword ptr [{p} + 64]",
+            "movdqa xmm5, xmmword ptr [{p} + 80]",
+            "movdqa xmm6, xmmword ptr [{p} + 96]",
+            "movdqa xmm7, xmmword ptr [{p} + 112]",
+            "movdqa xmm8, xmmword ptr [{p} + 128]",
+            "movdqa xmm9, xmmword ptr [{p} + 144]",
+            "movdqa xmm10, xmmword ptr [{p} + 160]",
+            "movdqa xmm11, xmmword ptr [{p} + 176]",
+            "movdqa xmm12, xmmword ptr [{p} + 192]",
+            "movdqa xmm13, xmmword ptr [{p} + 208]",
+            "movdqa xmm14, xmmword ptr [{p} + 224]",
+            p = in(reg) k.enc.as_ptr(),
+            out("xmm0") k0, out("xmm1") k1, out("xmm2") k2, out("xmm3") k3,
+            out("xmm4") k4, out("xmm5") k5, out("xmm6") k6, out("xmm7") k7,
+            out("xmm8") k8, out("xmm9") k9, out("xmm10") k10, out("xmm11") k11,
+            out("xmm12") k12, out("xmm13") k13, out("xmm14") k14,
+            options(nostack, readonly, preserves_flags),
+        )
+    };
+    [
+        k0, k1, k2, k3, k4, k5, k6, k7, k8, k9, k10, k11, k12, k13, k14,
+    ]
+}
+
+/// The schedule of `key` (16, 24 or 32 bytes) as a value built from registers: inlined into
+/// the caller, the round keys are stored once, into wherever the caller keeps the result.
+/// AES-192 expands out of line into a local that is wiped on drop, then goes through registers
+/// the same way.
+///
+/// # Safety
+/// The CPU has AES-NI and SSE4.2 (`Backend::Aesni` is available).
+#[inline(always)]
+pub(crate) unsafe fn expand_inline(key: &[u8], v: Variant) -> Keys {
+    let enc = match (key.len(), v) {
+        (16, Variant::Assist) => run128!(assist, key),
+        (16, Variant::Enclast) => run128!(enclast, key),
+        (32, Variant::Assist) => run256!(assist, key),
+        (32, Variant::Enclast) => run256!(enclast, key),
+        _ => {
+            // Expanded in a local (wiped when dropped), then through registers like the others.
+            let mut tmp = Keys::ZERO;
+            expand_into(key, v, &mut tmp);
+            load_regs(&tmp)
+        }
+    };
+    Keys {
+        // SAFETY: `[__m128i; 15]` and `[[u8; 16]; 15]` have the same size, and every bit
+        // pattern is a valid value of both.
+        enc: unsafe { core::mem::transmute::<[__m128i; 15], [[u8; 16]; 15]>(enc) },
+        rounds: key.len() / 4 + 6,
+    }
 }
 
 pub(crate) fn from_round_keys(enc: &[[u8; 16]]) -> Keys {
@@ -317,17 +736,9 @@ pub(crate) fn dec_keys<const NR: usize>(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
 pub(crate) struct DecSchedule(pub(crate) [[u8; 16]; 15]);
 
 impl Drop for DecSchedule {
+    #[inline]
     fn drop(&mut self) {
-        for k in self.0.iter_mut() {
-            // SAFETY: `k` is a valid, exclusively borrowed, 16-byte aligned 16-byte array.
-            unsafe {
-                core::ptr::write_volatile(
-                    (k as *mut [u8; 16]).cast::<__m128i>(),
-                    _mm_setzero_si128(),
-                )
-            };
-        }
-        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+        wipe_slots(&mut self.0, 15);
     }
 }
 
@@ -602,6 +1013,127 @@ pub(crate) fn wipe_stack() {
         unsafe { core::ptr::write_volatile(p.add(i), _mm_setzero_si128()) };
     }
     core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small messages: up to four blocks, keys never leave the schedule.
+//
+// IMPLEMENTATION NOTE (issue 13 small messages, issue 14.2 key residue): the kernels above are
+// compiled code; LLVM may spill a round key to their stack frame, so every call is followed by
+// `wipe_stack` (1.5 KiB of stores, about 20 ns: as much as the whole AES work of a 16-byte
+// message). For up to four blocks this one `asm!` block does the whole cipher with every
+// round key as a memory operand of AESENC (`aesenc xmm0, [key + 16*i]`): no round key is ever
+// in a register, nothing is written to the stack (`nostack`, no memory output), so there is
+// nothing to wipe. Four blocks always: AESENC issues two per cycle on Zen 2/3/4 (one on
+// Intel) at latency 4 (7 on Haswell), so the four chains cost the latency of one. Inline
+// assembly needs no `#[target_feature]`, so this inlines into the caller (the user's function
+// under LTO). Legacy SSE encodings in fixed registers xmm0..xmm3 (the caller may lack AVX; a
+// register picked by LLVM could be xmm16+ under AVX-512, which SSE cannot encode).
+
+/// Blocks handled by [`ctr_small`] and [`encrypt_small`].
+pub(crate) const SMALL_BLOCKS: usize = 4;
+
+/// `aesenc xmm0..xmm3, [k + 16 * i]` for each round `i` given (asm text).
+macro_rules! small_rounds {
+    ($($i:literal),*) => {
+        concat!($(
+            "aesenc xmm0, xmmword ptr [{k} + 16 * ", $i, "]\n",
+            "aesenc xmm1, xmmword ptr [{k} + 16 * ", $i, "]\n",
+            "aesenc xmm2, xmmword ptr [{k} + 16 * ", $i, "]\n",
+            "aesenc xmm3, xmmword ptr [{k} + 16 * ", $i, "]\n",
+        )*)
+    };
+}
+
+/// AES encryption of four blocks, keys read from `k` by each instruction.
+#[inline(always)]
+fn encrypt4(k: &Keys, b: [__m128i; 4]) -> [__m128i; 4] {
+    let [mut b0, mut b1, mut b2, mut b3] = b;
+    let rk = k.enc.as_ptr();
+    // SAFETY: a `Keys` of this layout exists only on a CPU with AES-NI (see "Safe entry
+    // points"); `rk` points to 15 readable 16-byte aligned round keys (`repr(C, align(16))`),
+    // and `rk + rounds` with rounds in {10, 12, 14} is one of them; the block reads offsets up
+    // to 16 * 13 only when rounds >= 14. Registers and flags only, no stack, no store.
+    unsafe {
+        core::arch::asm!(
+            "pxor xmm0, xmmword ptr [{k}]",
+            "pxor xmm1, xmmword ptr [{k}]",
+            "pxor xmm2, xmmword ptr [{k}]",
+            "pxor xmm3, xmmword ptr [{k}]",
+            small_rounds!(1, 2, 3, 4, 5, 6, 7, 8, 9),
+            "cmp {nr}, 10",
+            "je 2f",
+            small_rounds!(10, 11),
+            "cmp {nr}, 12",
+            "je 2f",
+            small_rounds!(12, 13),
+            "2:",
+            "aesenclast xmm0, xmmword ptr [{last}]",
+            "aesenclast xmm1, xmmword ptr [{last}]",
+            "aesenclast xmm2, xmmword ptr [{last}]",
+            "aesenclast xmm3, xmmword ptr [{last}]",
+            k = in(reg) rk,
+            last = in(reg) rk.add(k.rounds),
+            nr = in(reg) k.rounds,
+            inout("xmm0") b0,
+            inout("xmm1") b1,
+            inout("xmm2") b2,
+            inout("xmm3") b3,
+            options(nostack, readonly, pure),
+        )
+    };
+    [b0, b1, b2, b3]
+}
+
+/// Counter block `c` (128-bit big-endian) as a register, by scalar byte swaps (SSE2 only).
+#[inline(always)]
+fn ctr_block_reg(c: u128) -> __m128i {
+    let hi = ((c >> 64) as u64).swap_bytes();
+    let lo = (c as u64).swap_bytes();
+    // SAFETY: SSE2 is part of the x86_64 baseline.
+    unsafe { _mm_set_epi64x(lo as i64, hi as i64) }
+}
+
+/// CTR for a message of at most [`SMALL_BLOCKS`] whole blocks; false (nothing done) for a
+/// longer one. No stack wipe is needed after it (see above).
+#[inline(always)]
+pub(crate) fn ctr_small(k: &Keys, c: u128, buf: &mut [u8]) -> bool {
+    let n = buf.len() / 16;
+    if n > SMALL_BLOCKS {
+        return false;
+    }
+    let ks = encrypt4(
+        k,
+        [
+            ctr_block_reg(c),
+            ctr_block_reg(c.wrapping_add(1)),
+            ctr_block_reg(c.wrapping_add(2)),
+            ctr_block_reg(c.wrapping_add(3)),
+        ],
+    );
+    for (i, ks) in ks.into_iter().enumerate().take(n) {
+        // SAFETY: SSE2 is baseline.
+        store_at(buf, i, unsafe { _mm_xor_si128(load_at(buf, i), ks) });
+    }
+    true
+}
+
+/// ECB encryption of at most [`SMALL_BLOCKS`] whole blocks; false (nothing done) for more.
+#[inline(always)]
+pub(crate) fn encrypt_small(k: &Keys, buf: &mut [u8]) -> bool {
+    let n = buf.len() / 16;
+    if n > SMALL_BLOCKS {
+        return false;
+    }
+    // SAFETY: SSE2 is baseline.
+    let mut b = [unsafe { _mm_setzero_si128() }; 4];
+    for (i, b) in b.iter_mut().enumerate().take(n) {
+        *b = load_at(buf, i);
+    }
+    for (i, b) in encrypt4(k, b).into_iter().enumerate().take(n) {
+        store_at(buf, i, b);
+    }
+    true
 }
 
 // Safe entry points. SAFETY (all five): `Keys` of this layout are only built and used through

@@ -801,6 +801,7 @@ fn sub_word(w: u32) -> u32 {
 }
 
 /// FIPS-197 key expansion with a bitsliced (constant-time) SubWord.
+#[cfg(test)]
 pub(crate) fn expand(key: &[u8]) -> Keys {
     let mut k = Keys::ZERO;
     expand_into(key, &mut k);

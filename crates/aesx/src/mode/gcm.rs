@@ -163,26 +163,23 @@ impl AesGcm {
     /// A GCM key on a chosen backend ([`ErrorKind::BackendUnavailable`] if this CPU cannot
     /// run it).
     pub fn with_backend(key: &[u8], backend: Backend) -> Result<AesGcm, Error> {
+        let plan = backend::plan();
         if !matches!(key.len(), 16 | 24 | 32) {
             return Err(Error::new(ErrorKind::InvalidKeyLength));
         }
-        if !backend.is_available() {
+        if !plan.has(backend) {
             return Err(Error::new(ErrorKind::BackendUnavailable));
         }
-        // IMPLEMENTATION NOTE: as `Aes::with_backend`: the AES schedule and the GHASH powers
-        // are computed in place, inside the value returned, never built elsewhere and moved
-        // (a move leaves a copy of the key material on the stack).
+        // IMPLEMENTATION NOTE: as `Aes::with_backend`: the AES schedule is computed in
+        // registers and stored once, inside the value returned (`Aes::build_checked`), and the
+        // GHASH powers are computed in place there; nothing is built elsewhere and moved (a
+        // move leaves a copy of the key material on the stack).
         let mut out = Ok(AesGcm {
-            aes: Aes {
-                backend,
-                key_bits: key.len() as u32 * 8,
-                keys: backend::Keys::empty(backend),
-            },
+            aes: Aes::build_checked(key, backend, plan),
             ghash: GhashKey::empty(backend),
             tag_len: 16,
         });
         if let Ok(g) = &mut out {
-            g.aes.expand(key);
             let (b, keys) = g.aes.kernels();
             g.ghash.init(b, keys);
         }
@@ -793,6 +790,26 @@ impl<K: Borrow<AesGcm>> GcmDecryptor<K> {
     pub fn finish(self, tag: &[u8]) -> Result<(), Error> {
         // The one branch on the tag check: its result is public.
         if self.finish_ct(tag)? == 1 {
+            Ok(())
+        } else {
+            Err(Error::new(ErrorKind::AuthenticationFailed))
+        }
+    }
+
+    /// Like [`finish`](GcmDecryptor::finish), for a tag of any length SP 800-38D allows (16,
+    /// 15, 14, 13, 12, 8 or 4 bytes) whatever the key's tag length: `tag` is compared, in
+    /// constant time, with the leading bytes of the computed tag. For callers that learn the
+    /// tag's length only when the message ends (OpenSSL's EVP interface, where the tag may be
+    /// set after the data). Other lengths: [`ErrorKind::InvalidTagLength`].
+    pub fn finish_truncated(mut self, tag: &[u8]) -> Result<(), Error> {
+        if !valid_tag_len(tag.len()) {
+            return Err(Error::new(ErrorKind::InvalidTagLength));
+        }
+        let mut t = self.st.finish(self.key.borrow());
+        let ok = tag_matches(&t, tag);
+        t.zeroize();
+        // The one branch on the tag check: its result is public.
+        if ok == 1 {
             Ok(())
         } else {
             Err(Error::new(ErrorKind::AuthenticationFailed))

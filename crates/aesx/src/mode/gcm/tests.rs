@@ -220,3 +220,37 @@ fn tag_matches_is_exact() {
         }
     }
 }
+
+#[test]
+fn finish_truncated_checks_the_leading_bytes() {
+    let gcm = AesGcm::new(&data(16, 2)).unwrap();
+    let nonce = data(12, 3);
+    let mut ct = data(100, 4);
+    let full = {
+        let mut e = gcm.encryptor(&nonce).unwrap();
+        e.aad(b"aad").unwrap();
+        e.update(&mut ct).unwrap();
+        e.finish()
+    };
+    let dec = || {
+        let mut d = gcm.decryptor(&nonce).unwrap();
+        d.aad(b"aad").unwrap();
+        d.update(&mut ct.clone()).unwrap();
+        d
+    };
+    for n in 0..=17 {
+        let t = &full.as_bytes()[..n.min(16)];
+        let r = dec().finish_truncated(t);
+        if matches!(n, 4 | 8 | 12..=16) {
+            assert!(r.is_ok(), "{n}");
+            let mut bad = t.to_vec();
+            bad[n - 1] ^= 0x80;
+            assert_eq!(
+                dec().finish_truncated(&bad).unwrap_err().kind(),
+                ErrorKind::AuthenticationFailed
+            );
+        } else if n <= 16 {
+            assert_eq!(r.unwrap_err().kind(), ErrorKind::InvalidTagLength, "{n}");
+        }
+    }
+}
