@@ -15,7 +15,7 @@
 # Prints the number of executions of each target at the end.
 set -euo pipefail
 cd "$(dirname "$0")"
-TARGETS="capi cli_crypt cli_hash pkcs7 modes gcm provider"
+TARGETS="capi cli_crypt cli_hash file_read pkcs7 modes gcm provider"
 
 if [ "${1:-}" = list ]; then
   echo "$TARGETS"

@@ -3,16 +3,99 @@
 //! arbitrary pieces, in small chunks (so short inputs cross many chunk boundaries and the
 //! held-back PKCS#7 block moves between chunks), single-threaded and through the CTR pipeline.
 //! Checked against the library's one-shot calls on `soft`; encryption must decrypt back.
+//!
+//! Inputs whose first byte ends in binary 111 (one in eight) go to the default path instead,
+//! the aesx file format: `aesx_cli::fileformat::read_header` + `decrypt_body` (what
+//! `aesx decrypt` runs) on an aesx file that was edited or not (see `aesx_fuzz::file_case`),
+//! which must succeed only when intact and release only whole verified chunks; and the
+//! plaintext encrypted as `aesx encrypt` does (`aesx_file::encrypt_stream`) must decrypt back
+//! through that core. (`file_read` fuzzes the format's readers further.)
 #![no_main]
+
+use std::io::Read;
 
 use aesx::{Aes, Backend, Ctr};
 use aesx_cli::crypt::{Direction, Failure, Job, Mode, Padding, transform};
-use aesx_fuzz::{ChoppyReader, Result, Unstructured, backends, block, key, pieces, soft};
+use aesx_fuzz::{
+    ChoppyReader, FILE_CHUNK_LOG2, FILE_KEY, Result, Unstructured, backends, block, file_case, key,
+    pieces, soft,
+};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = run(data);
+    if data.first().is_some_and(|b| b & 7 == 7) {
+        let _ = format(&data[1..]);
+    } else {
+        let _ = run(data);
+    }
 });
+
+/// Decrypts `file` through the `aesx decrypt` core: the released bytes, and whether it
+/// succeeded.
+fn cli_decrypt(
+    file: Vec<u8>,
+    cuts: Vec<usize>,
+    secret: &aesx_file::Secret,
+    opts: &aesx_file::Options,
+    size: Option<u64>,
+) -> (Vec<u8>, bool) {
+    let mut out = Vec::new();
+    let mut reader: Box<dyn Read + Send> = Box::new(ChoppyReader::new(file, cuts));
+    let ok = match aesx_cli::fileformat::read_header(&mut reader, "-") {
+        Err(e) => {
+            assert!(e.to_string().starts_with("SRC stdin"), "{e}");
+            false
+        }
+        Ok(h) => {
+            let r = aesx_cli::fileformat::decrypt_body(
+                reader,
+                h,
+                secret,
+                &mut out,
+                opts,
+                size,
+                &|_| {},
+            );
+            if let Err(e) = &r {
+                assert!(!e.to_string().is_empty());
+            }
+            r.is_ok_and(|n| n as usize == out.len())
+        }
+    };
+    (out, ok)
+}
+
+/// The aesx file format through the CLI's core.
+fn format(data: &[u8]) -> Result<()> {
+    let mut u = Unstructured::new(data);
+    let case = file_case(&mut u)?;
+    let opts = aesx_file::Options {
+        threads: u.int_in_range(1..=3usize)?,
+        backend: Some(*u.choose(backends())?),
+        chunk_log2: FILE_CHUNK_LOG2,
+        ..aesx_file::Options::default()
+    };
+    let tell_size = !u.ratio(1u8, 8u8)?;
+    let cuts = pieces(&mut u, case.edited.len())?;
+    let secret = aesx_file::Secret::key(&FILE_KEY);
+    let size = tell_size.then_some(case.edited.len() as u64);
+    let (out, ok) = cli_decrypt(case.edited.clone(), cuts, &secret, &opts, size);
+    case.check_released(&out, "aesx decrypt");
+    assert_eq!(ok, case.intact(), "intact {} but ok {ok}", case.intact());
+    if ok {
+        assert!(out == case.plain);
+    }
+    // Encrypted as `aesx encrypt` does, on this backend and thread count: decrypts back.
+    let mut ct = Vec::new();
+    let cuts = pieces(&mut u, case.plain.len())?;
+    let input = ChoppyReader::new(case.plain.clone(), cuts);
+    let n = aesx_file::encrypt_stream(input, &mut ct, &secret, &opts, None, &|_| {})
+        .expect("encrypt_stream into memory");
+    assert_eq!(n as usize, case.plain.len());
+    let (back, ok) = cli_decrypt(ct, Vec::new(), &secret, &opts, None);
+    assert!(ok && back == case.plain, "round trip");
+    Ok(())
+}
 
 /// What the CLI must produce, from the library on `soft`: `None` = an input error.
 fn expected(

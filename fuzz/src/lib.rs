@@ -123,3 +123,153 @@ impl std::io::Read for ChoppyReader {
         Ok(n)
     }
 }
+
+/// The key of the aesx files the format targets make (and a second, wrong one).
+pub const FILE_KEY: [u8; 32] = [0x42; 32];
+pub const WRONG_KEY: [u8; 32] = [0x43; 32];
+/// The chunk size of those files: the smallest the format allows (1 KiB), so a few KiB of
+/// input span several chunks.
+pub const FILE_CHUNK_LOG2: u8 = aesx_file::MIN_CHUNK_LOG2;
+
+/// One aesx file case: a plaintext, the file [`FILE_KEY`] makes of it (1 KiB chunks,
+/// AES-256-GCM or AES-128-GCM, salts from the fuzzer), and that file after a few edits the
+/// fuzzer chose (bit flips, truncation, appended bytes, chunks moved, dropped or duplicated,
+/// header bytes set), or the fuzzer's bytes as the whole file.
+pub struct FileCase {
+    pub plain: Vec<u8>,
+    pub file: Vec<u8>,
+    pub edited: Vec<u8>,
+}
+
+impl FileCase {
+    /// Plaintext bytes per chunk.
+    pub const CHUNK: usize = 1 << FILE_CHUNK_LOG2;
+    /// Bytes per sealed chunk (a record).
+    pub const RECORD: usize = Self::CHUNK + aesx_file::TAG_LEN;
+
+    /// True when the edits left the file as it was.
+    pub fn intact(&self) -> bool {
+        self.edited == self.file
+    }
+
+    /// `got` is what a reader may release: whole chunks of the plaintext from its start, or
+    /// all of it.
+    pub fn check_released(&self, got: &[u8], who: &str) {
+        assert!(
+            got.len() <= self.plain.len() && got == &self.plain[..got.len()],
+            "{who} released {} bytes that are not the plaintext's start",
+            got.len()
+        );
+        assert!(
+            got.len() == self.plain.len() || got.len().is_multiple_of(Self::CHUNK),
+            "{who} released part of a chunk ({} bytes)",
+            got.len()
+        );
+    }
+}
+
+/// A position in `len` bytes: anywhere, or near a chunk boundary or the header's end.
+fn file_pos(u: &mut Unstructured<'_>, len: usize) -> Result<usize> {
+    Ok(if u.arbitrary()? {
+        let k = u.int_in_range(0..=6usize)?;
+        let d = u.int_in_range(0..=4usize)?;
+        (aesx_file::HEADER_LEN + k * FileCase::RECORD + d).saturating_sub(2)
+    } else {
+        u.int_in_range(0..=len)?
+    }
+    .min(len))
+}
+
+/// Reads a [`FileCase`] from the fuzzer's bytes.
+pub fn file_case(u: &mut Unstructured<'_>) -> Result<FileCase> {
+    use std::io::Write;
+    let c = FileCase::CHUNK;
+    let len = match u.int_in_range(0..=2u8)? {
+        0 => u.int_in_range(0..=40usize)?,
+        1 => (u.int_in_range(0..=4usize)? * c + u.int_in_range(0..=4usize)?).saturating_sub(2),
+        _ => u.int_in_range(0..=5 * c)?,
+    };
+    let seed: u8 = u.arbitrary()?;
+    let plain: Vec<u8> = (0..len)
+        .map(|i| (i as u8).wrapping_mul(131).wrapping_add(seed) ^ (i >> 8) as u8)
+        .collect();
+    let opts = aesx_file::Options {
+        aead: *u.choose(&[aesx_file::Aead::Aes256Gcm, aesx_file::Aead::Aes128Gcm])?,
+        chunk_log2: FILE_CHUNK_LOG2,
+        threads: 1,
+        backend: Some(Backend::Soft),
+        ..aesx_file::Options::default()
+    };
+    let mut file_salt = [0u8; 32];
+    file_salt[0] = u.arbitrary()?;
+    let secret = aesx_file::Secret::key(&FILE_KEY);
+    let mut e =
+        aesx_file::testing::encryptor_with_salts(Vec::new(), &secret, &opts, file_salt, [0; 16])
+            .expect("writer");
+    e.write_all(&plain).expect("encrypt");
+    let file = e.finish().expect("finish");
+    let mut edited = file.clone();
+    if u.ratio(1u8, 8u8)? {
+        // The fuzzer's bytes as the whole file (header parsing on anything).
+        edited = u.bytes(u.len())?.to_vec();
+        return Ok(FileCase {
+            plain,
+            file,
+            edited,
+        });
+    }
+    for _ in 0..u.int_in_range(0..=3u8)? {
+        let n = edited.len();
+        match u.int_in_range(0..=6u8)? {
+            0 if n > 0 => {
+                let at = file_pos(u, n - 1)?;
+                edited[at] ^= 1 << u.int_in_range(0..=7u8)?;
+            }
+            1 => {
+                let at = file_pos(u, n)?;
+                edited.truncate(at);
+            }
+            2 => {
+                let k = u.int_in_range(1..=32usize)?;
+                edited.extend_from_slice(u.bytes(k.min(u.len()))?);
+                if edited.len() == n {
+                    edited.push(0);
+                }
+            }
+            3 => {
+                // Copy a range over another place (a chunk moved or swapped in).
+                let from = file_pos(u, n)?;
+                let to = file_pos(u, n)?;
+                let k = u.int_in_range(0..=2 * FileCase::RECORD)?;
+                let k = k.min(n - from).min(n - to);
+                let piece = edited[from..from + k].to_vec();
+                edited[to..to + k].copy_from_slice(&piece);
+            }
+            4 => {
+                // Drop a range (a chunk dropped).
+                let from = file_pos(u, n)?;
+                let k = u.int_in_range(0..=2 * FileCase::RECORD)?.min(n - from);
+                edited.drain(from..from + k);
+            }
+            5 => {
+                // Insert a copy of a range (a chunk duplicated).
+                let from = file_pos(u, n)?;
+                let k = u.int_in_range(0..=2 * FileCase::RECORD)?.min(n - from);
+                let at = file_pos(u, n)?;
+                let piece = edited[from..from + k].to_vec();
+                edited.splice(at..at, piece);
+            }
+            6 if n > 0 => {
+                // Set a header byte (a field changed).
+                let at = u.int_in_range(0..=aesx_file::HEADER_LEN - 1)?.min(n - 1);
+                edited[at] = u.arbitrary()?;
+            }
+            _ => {}
+        }
+    }
+    Ok(FileCase {
+        plain,
+        file,
+        edited,
+    })
+}

@@ -1,4 +1,6 @@
-//! `aesx encrypt` / `aesx decrypt`: streaming, `openssl enc`-compatible file encryption.
+//! `aesx encrypt` / `aesx decrypt`: the command. Without --mode/--iv-hex it hands over to
+//! [`crate::fileformat`] (the authenticated aesx format); with them, this module does
+//! streaming, `openssl enc`-compatible file encryption.
 //!
 //! The input is read in fixed chunks (a multiple of 16 bytes, so only the final chunk can hold
 //! a partial block); each chunk is transformed in place by a [`Engine`] and written out.
@@ -19,14 +21,20 @@ use clap::{Args, ValueEnum};
 use zeroize::Zeroizing;
 
 use crate::output::Output;
+use crate::pipeline::fill;
 
 /// Bytes per chunk; a multiple of 16.
 const CHUNK: usize = 1 << 20;
 /// Inputs at least this large get a progress bar (when stderr is a terminal).
 const PROGRESS_MIN: u64 = 64 << 20;
 
-pub const AFTER_HELP: &str = "\
-Compatibility: the output is byte-identical to
+/// The long help of `encrypt` and `decrypt`: the aesx format first, then the compatible modes.
+pub fn after_help() -> String {
+    format!("{}\n\n{AFTER_HELP}", crate::fileformat::HELP)
+}
+
+const AFTER_HELP: &str = "\
+Compatibility (--mode/--iv-hex): the output is byte-identical to
   openssl enc -aes-<bits>-<mode> [-d] -K <key hex> -iv <iv hex> [-nopad]
 (the AES size follows from the key length), so files move between the two tools.
 
@@ -74,22 +82,27 @@ pub enum Padding {
 }
 
 #[derive(Args, Debug)]
-#[command(group(clap::ArgGroup::new("key").required(true).args(["key_hex", "key_file"])))]
+#[command(group(clap::ArgGroup::new("key").multiple(false).args(["key_hex", "key_file", "passphrase", "passphrase_file"])))]
 pub struct CryptArgs {
-    /// Block cipher mode.
-    #[arg(long, value_enum, default_value = "ctr")]
-    mode: Mode,
-    /// The key as 32, 48 or 64 hex digits (AES-128/192/256).
+    #[command(flatten)]
+    format: crate::fileformat::FormatArgs,
+    /// openssl-enc-compatible block cipher mode (no integrity) instead of the aesx format
+    /// [default with --iv-hex: ctr].
+    #[arg(long, value_enum)]
+    mode: Option<Mode>,
+    /// The key as 32, 48 or 64 hex digits (AES-128/192/256); --mode/--iv-hex only.
     #[arg(long, value_name = "HEX")]
     key_hex: Option<String>,
-    /// A file holding the key: raw 16/24/32 bytes, or 32/48/64 hex digits (`-` = stdin).
+    /// A file holding the key (`-` = stdin): for the aesx format 32 raw bytes (`aesx keygen`)
+    /// or 64 hex digits; for --mode/--iv-hex raw 16/24/32 bytes or 32/48/64 hex digits.
     #[arg(long, value_name = "PATH")]
     key_file: Option<std::path::PathBuf>,
     /// The real `--key-hex` value, taken out of the argument list before clap saw it
     /// ([`take_key_hex`]); `key_hex` then holds a placeholder.
     #[arg(skip)]
     key_hex_secret: Option<Zeroizing<String>>,
-    /// The IV (cbc) or initial counter block (ctr) as 32 hex digits; not used by ecb.
+    /// The IV (cbc) or initial counter block (ctr) as 32 hex digits, for the
+    /// openssl-enc-compatible modes (implies --mode ctr); not used by ecb.
     #[arg(long, value_name = "HEX")]
     iv_hex: Option<String>,
     /// Padding for cbc/ecb [default: pkcs7].
@@ -455,19 +468,8 @@ impl std::fmt::Display for WriteFailed {
 }
 impl std::error::Error for WriteFailed {}
 
-/// Fills `buf` (up to its length) from `r`; returns the bytes read (less only at EOF).
-pub(crate) fn fill(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
-}
+/// The note that --mode/--iv-hex output has no integrity (stderr, after success, unless -q).
+const LEGACY_NOTE: &str = "aesx: note: --mode/--iv-hex use the openssl-enc-compatible format: no integrity (changes go undetected) and an IV must never be reused with a key; without them aesx writes its authenticated format";
 
 /// `--threads`: at least 1, at most the cores available to this process. Returns the count
 /// to use and, when the request was lowered, a note saying so.
@@ -581,9 +583,71 @@ pub fn transform(
     stream(&mut *reader, out, &mut engine, job.dir, job.chunk, progress)
 }
 
-pub fn run(mut args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> {
+pub fn run(args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> {
     let (threads, note) = clamp_threads(args.threads, aesx::parallel::default_threads())?;
-    let padding = match (args.mode, args.padding) {
+    let quiet = args.quiet;
+    let Some(mode) = args.mode.or(args.iv_hex.as_ref().map(|_| Mode::Ctr)) else {
+        // Neither --mode nor --iv-hex: the authenticated aesx format.
+        if args.key_hex.is_some() {
+            bail!(
+                "--key-hex is only for the openssl-compatible modes (--mode/--iv-hex); the aesx format takes --key-file (see `aesx keygen`), --passphrase or --passphrase-file"
+            );
+        }
+        if args.padding.is_some() {
+            bail!("--padding is only for --mode cbc/ecb; the aesx format needs none");
+        }
+        let job = crate::fileformat::Job {
+            format: &args.format,
+            key_file: args.key_file.as_deref(),
+            threads,
+            quiet,
+            force: args.force,
+            src: &args.src,
+            dst: &args.dst,
+            backend,
+        };
+        match dir {
+            Direction::Encrypt => crate::fileformat::encrypt(&job)?,
+            Direction::Decrypt => crate::fileformat::decrypt(&job)?,
+        }
+        // After success only, so that an error stays one line.
+        if let Some(note) = note
+            && !quiet
+        {
+            eprintln!("aesx: {note}");
+        }
+        return Ok(());
+    };
+    let f = &args.format;
+    if f.passphrase || f.passphrase_file.is_some() {
+        bail!(
+            "passphrases are for the aesx format; drop --mode/--iv-hex (the openssl-compatible modes take --key-hex or --key-file)"
+        );
+    }
+    if f.aead.is_some() || f.kdf_memory.is_some() || f.kdf_passes.is_some() || f.kdf_lanes.is_some()
+    {
+        bail!("--aead and --kdf-* are for the aesx format; drop --mode/--iv-hex to use it");
+    }
+    legacy(args, mode, dir, backend, threads)?;
+    if !quiet {
+        if let Some(note) = note {
+            eprintln!("aesx: {note}");
+        }
+        eprintln!("{LEGACY_NOTE}");
+    }
+    Ok(())
+}
+
+/// The openssl-enc-compatible modes (--mode/--iv-hex), byte for byte as before the aesx
+/// format.
+fn legacy(
+    mut args: CryptArgs,
+    mode: Mode,
+    dir: Direction,
+    backend: Backend,
+    threads: usize,
+) -> Result<()> {
+    let padding = match (mode, args.padding) {
         (Mode::Ctr, Some(Padding::Pkcs7)) => {
             bail!("ctr is a stream mode and is never padded; drop --padding pkcs7")
         }
@@ -591,7 +655,7 @@ pub fn run(mut args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> 
         (_, Some(p)) => p,
         (_, None) => Padding::Pkcs7,
     };
-    let iv = load_iv(args.mode, args.iv_hex.as_deref())?;
+    let iv = load_iv(mode, args.iv_hex.as_deref())?;
     if args.src == "-" && args.key_file.as_ref().is_some_and(|k| k.as_os_str() == "-") {
         bail!(
             "--key-file - reads the key from stdin, so SRC cannot be stdin too; give SRC as a file"
@@ -643,7 +707,7 @@ pub fn run(mut args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> 
 
     let job = Job {
         aes: &aes,
-        mode: args.mode,
+        mode,
         dir,
         padding,
         iv,
@@ -667,14 +731,7 @@ pub fn run(mut args: CryptArgs, dir: Direction, backend: Backend) -> Result<()> 
     }
     // On error, `output` is dropped here: the temporary file goes, DST stays as it was.
     result?;
-    output.commit()?;
-    // After success only, so that an error stays one line.
-    if let Some(note) = note
-        && !args.quiet
-    {
-        eprintln!("aesx: {note}");
-    }
-    Ok(())
+    output.commit()
 }
 
 /// The message for a failed read of SRC.

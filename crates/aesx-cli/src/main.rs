@@ -1,4 +1,5 @@
-//! `aesx`: encrypt and decrypt files with AES-CTR/CBC/ECB (byte-compatible with `openssl enc`),
+//! `aesx`: encrypt and decrypt files in the authenticated aesx format (AES-GCM, `aesx-file`)
+//! or with AES-CTR/CBC/ECB byte-compatibly with `openssl enc`,
 //! report what the CPU offers, and benchmark every backend against OpenSSL and RustCrypto.
 #![forbid(unsafe_code)]
 
@@ -9,7 +10,7 @@ mod provider;
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use aesx_cli::{crypt, hash};
+use aesx_cli::{crypt, fileformat, hash};
 
 use aesx::Backend;
 use anyhow::{Result, anyhow};
@@ -32,12 +33,19 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Encrypt SRC into DST (`-` = stdin/stdout).
-    #[command(after_long_help = crypt::AFTER_HELP)]
+    /// Encrypt SRC into DST (`-` = stdin/stdout): the authenticated aesx format, or with
+    /// --mode/--iv-hex the openssl-enc-compatible modes.
+    #[command(after_long_help = crypt::after_help())]
     Encrypt(crypt::CryptArgs),
-    /// Decrypt SRC into DST (`-` = stdin/stdout).
-    #[command(after_long_help = crypt::AFTER_HELP)]
+    /// Decrypt SRC into DST (`-` = stdin/stdout); an aesx file is recognised by its magic.
+    #[command(after_long_help = crypt::after_help())]
     Decrypt(crypt::CryptArgs),
+    /// Write a new random 32-byte key to FILE (mode 0600; never overwrites) for --key-file.
+    Keygen {
+        /// The key file to create.
+        #[arg(value_name = "FILE")]
+        file: std::path::PathBuf,
+    },
     /// Show the CPU model, the features that matter for AES, and the backends.
     Cpu {
         /// Print one JSON object instead of text.
@@ -111,6 +119,7 @@ fn run(cli: Cli, key_hex: Option<zeroize::Zeroizing<String>>) -> Result<()> {
     // `hash` has its own backends (Fugue), so it does not go through the AES choice.
     let command = match cli.command {
         Command::Hash(a) => return hash::run(a, cli.backend.as_deref()),
+        Command::Keygen { file } => return fileformat::keygen(&file),
         Command::Provider(a) => return provider::run(a),
         c => c,
     };
@@ -127,6 +136,7 @@ fn run(cli: Cli, key_hex: Option<zeroize::Zeroizing<String>>) -> Result<()> {
         Command::Cpu { json } => cpuinfo::run(json, &choice),
         Command::Bench(a) => bench::run(a, &choice),
         Command::Hash(a) => hash::run(a, cli.backend.as_deref()),
+        Command::Keygen { file } => fileformat::keygen(&file),
         Command::Provider(a) => provider::run(a),
     }
 }

@@ -13,14 +13,15 @@
 //! so memory stays at `BUFFERS * CHUNK` = 16 MiB whatever the file size.
 //!
 //! CTR is seekable, so the result is byte-identical to the single-threaded path for every N.
+//!
+//! Dependencies point one way: the command (`crypt`) uses this module; this module knows
+//! nothing of the command (its arguments, messages or output handling).
 
 use std::io::{self, Read, Write};
 use std::sync::mpsc;
 
 use aesx::Aes;
 use zeroize::Zeroizing;
-
-use crate::crypt::fill;
 
 /// Bytes per chunk: large enough that the library splits each chunk across all threads
 /// (`aesx::parallel::PAR_THRESHOLD` is 1 MiB) and that one read or write syscall moves a lot.
@@ -36,6 +37,20 @@ pub const BUFFERS: usize = 4;
 pub enum Failure {
     Read(io::Error),
     Write(io::Error),
+}
+
+/// Fills `buf` (up to its length) from `r`; returns the bytes read (less only at EOF).
+pub fn fill(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 type Buf = Zeroizing<Vec<u8>>;

@@ -342,7 +342,15 @@ fn bad_inputs_fail_cleanly() {
         ],
         "not hex",
     );
-    fail(&["encrypt", "--key-hex", KEY128, s, t], "needs an IV");
+    // Without --mode/--iv-hex it is the aesx format, which takes no --key-hex.
+    fail(
+        &["encrypt", "--key-hex", KEY128, s, t],
+        "--key-hex is only for",
+    );
+    fail(
+        &["encrypt", "--mode", "cbc", "--key-hex", KEY128, s, t],
+        "needs an IV",
+    );
     fail(
         &[
             "encrypt",

@@ -7,6 +7,7 @@
 //! The GIL is released around any kernel call on more than [`GIL_RELEASE_BYTES`] bytes (32 KiB).
 
 mod buffer;
+mod file;
 
 use std::sync::Mutex;
 
@@ -802,6 +803,9 @@ fn _aesx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fugue512, m)?)?;
     m.add_function(wrap_pyfunction!(new, m)?)?;
     m.add_function(wrap_pyfunction!(cpu, m)?)?;
+    m.add_function(wrap_pyfunction!(file::file_encrypt, m)?)?;
+    m.add_function(wrap_pyfunction!(file::file_decrypt, m)?)?;
+    m.add_function(wrap_pyfunction!(file::keygen, m)?)?;
     m.add("GIL_RELEASE_BYTES", GIL_RELEASE_BYTES)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -15,6 +15,9 @@ b'attack at dawn'
 * ``fugue224() .. fugue512()`` and ``new(name)``: Fugue hash objects with the ``hashlib``
   interface.
 * ``cpu()``: CPU features and the backends aesx selects.
+* ``file_encrypt(data, key=... | passphrase=...)`` / ``file_decrypt(...)`` and ``keygen()``:
+  the authenticated aesx file format of ``aesx encrypt`` (AES-GCM chunks, docs/format.md) over
+  bytes.
 
 Calls on more than ``GIL_RELEASE_BYTES`` bytes release the GIL; every object is safe to share
 between threads. Bad arguments raise ``ValueError`` or ``TypeError``.
@@ -27,10 +30,13 @@ from ._aesx import (
     FugueHash,
     __version__,
     cpu,
+    file_decrypt,
+    file_encrypt,
     fugue224,
     fugue256,
     fugue384,
     fugue512,
+    keygen,
     new,
 )
 
@@ -58,9 +64,12 @@ __all__ = [
     "algorithms_available",
     "algorithms_guaranteed",
     "cpu",
+    "file_decrypt",
+    "file_encrypt",
     "fugue224",
     "fugue256",
     "fugue384",
     "fugue512",
+    "keygen",
     "new",
 ]

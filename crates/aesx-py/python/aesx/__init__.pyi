@@ -117,3 +117,22 @@ def new(name: str, data: Optional[ReadableBuffer] = None, *, usedforsecurity: bo
 def cpu() -> Dict[str, Any]:
     """``{"features": {name: bool}, "backends": [...], "backend": str,
     "fugue_backends": [...], "fugue_backend": str}``"""
+def file_encrypt(
+    data: ReadableBuffer,
+    *,
+    key: Optional[ReadableBuffer] = None,
+    passphrase: Optional[Union[str, ReadableBuffer]] = None,
+    aead: str = "aes-256-gcm",
+    kdf_memory_kib: Optional[int] = None,
+    kdf_passes: Optional[int] = None,
+    kdf_lanes: Optional[int] = None,
+    threads: Optional[int] = None,
+) -> bytes: ...
+def file_decrypt(
+    data: ReadableBuffer,
+    *,
+    key: Optional[ReadableBuffer] = None,
+    passphrase: Optional[Union[str, ReadableBuffer]] = None,
+    threads: Optional[int] = None,
+) -> bytes: ...
+def keygen() -> bytes: ...
