@@ -9,6 +9,8 @@ commands:
   timing              dudect-style fixed-vs-random Welch t-test
   list                targets and their cases
   taint-child NAME    (internal) the part of `taint` that runs inside valgrind
+  timing-case NAME INDEX SEED SECONDS
+                      (internal) one timing case in a fresh process (the re-measurement)
 options:
   --target NAME       only this target (soft, vpaes, aesni, vaes256, vaes512, planted-table, ...)
   --seconds S         timing budget per case (default 2.5)
@@ -46,6 +48,15 @@ fn run(args: Vec<String>) -> i32 {
                 "-v" => verbose = true,
                 "-h" | "--help" => return Err(String::new()),
                 "taint-child" => cmd = Some(format!("taint-child:{}", value("taint-child")?)),
+                "timing-case" => {
+                    let (n, i, s, b) = (
+                        value("timing-case")?,
+                        value("timing-case")?,
+                        value("timing-case")?,
+                        value("timing-case")?,
+                    );
+                    cmd = Some(format!("timing-case:{n}:{i}:{s}:{b}"));
+                }
                 c if cmd.is_none() && !c.starts_with('-') => cmd = Some(c.to_string()),
                 other => return Err(format!("unexpected argument {other}")),
             }
@@ -95,6 +106,19 @@ fn run(args: Vec<String>) -> i32 {
                 );
             }
             0
+        }
+        Some(c) if c.starts_with("timing-case:") => {
+            let f: Vec<&str> = c.splitn(5, ':').collect();
+            match (
+                f[2].parse::<usize>(),
+                u64::from_str_radix(f[3], 16),
+                f[4].parse::<f64>(),
+            ) {
+                (Ok(i), Ok(s), Ok(b)) if b > 0.0 && b.is_finite() => {
+                    aesx_ct::timing::case_child(f[1], i, Duration::from_secs_f64(b), s)
+                }
+                _ => 2,
+            }
         }
         Some(c) if c.starts_with("taint-child:") => {
             aesx_ct::taint::child(&c["taint-child:".len()..])
