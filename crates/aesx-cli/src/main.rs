@@ -5,6 +5,7 @@
 
 mod bench;
 mod cpuinfo;
+#[cfg(feature = "provider-check")]
 mod provider;
 
 use std::ffi::OsString;
@@ -59,6 +60,7 @@ enum Command {
     #[command(after_long_help = hash::AFTER_HELP)]
     Hash(hash::HashArgs),
     /// Tell whether OpenSSL here loads the aesx provider and sends AES to it.
+    #[cfg(feature = "provider-check")]
     #[command(after_long_help = provider::AFTER_HELP)]
     Provider(provider::ProviderArgs),
 }
@@ -120,6 +122,7 @@ fn run(cli: Cli, key_hex: Option<zeroize::Zeroizing<String>>) -> Result<()> {
     let command = match cli.command {
         Command::Hash(a) => return hash::run(a, cli.backend.as_deref()),
         Command::Keygen { file } => return fileformat::keygen(&file),
+        #[cfg(feature = "provider-check")]
         Command::Provider(a) => return provider::run(a),
         c => c,
     };
@@ -137,6 +140,7 @@ fn run(cli: Cli, key_hex: Option<zeroize::Zeroizing<String>>) -> Result<()> {
         Command::Bench(a) => bench::run(a, &choice),
         Command::Hash(a) => hash::run(a, cli.backend.as_deref()),
         Command::Keygen { file } => fileformat::keygen(&file),
+        #[cfg(feature = "provider-check")]
         Command::Provider(a) => provider::run(a),
     }
 }
