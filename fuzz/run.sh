@@ -66,6 +66,7 @@ summary=()
 status=0
 if [ "$target" = all ]; then
   for n in $TARGETS; do
+    case " ${FUZZ_SKIP:-} " in *" $n "*) echo "== fuzz: $n skipped (FUZZ_SKIP)"; continue ;; esac
     run_one "$n" "$@" || status=1
   done
 else

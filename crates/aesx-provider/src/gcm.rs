@@ -492,6 +492,10 @@ impl GcmCtx {
         };
         let nonce = &nonce[..self.ivlen];
         let aad = self.tls_aad.ok_or(Reason::SILENT)?;
+        // Once the IV is in place OpenSSL's record path sets the tag length to 16 (whatever
+        // was set before, even if the tag then fails); `taglen` reads report that (found by
+        // the `provider` fuzz target).
+        self.taglen = Some(TAG_LEN);
         let plen = len - TLS_EXPLICIT_IV - TAG_LEN;
         let (payload, tag) = rest.split_at_mut(plen);
         if self.enc {
