@@ -372,6 +372,41 @@ impl Keys {
     }
 }
 
+impl Keys {
+    /// Drops `this` (its owner's `Drop` calls this once; `this` is never used again). The
+    /// hardware schedule is wiped here, inline in the caller (a few 16/32-byte stores, AVX
+    /// known from the cached plan): an out-of-line `drop_in_place` costs a call, a push and
+    /// the tag dispatch per key, and on Zen 3 key setup is bound by its stores (issue 13, see
+    /// the README). The heap schedules are dropped out of line.
+    #[inline(always)]
+    pub(crate) fn drop_fast(this: &mut core::mem::ManuallyDrop<Keys>) {
+        match &mut **this {
+            #[cfg(target_arch = "x86_64")]
+            Keys::Hw(k) => {
+                // The same wipe as `aesni::Keys`'s own `Drop` (which is skipped: it holds
+                // nothing else). Slots past `rounds` hold zeros, never key material.
+                aesni::wipe_slots_with(&mut k.enc, k.rounds + 1, plan_cached().avx())
+            }
+            _ => drop_boxed(this),
+        }
+    }
+}
+
+/// The out-of-line part of [`Keys::drop_fast`].
+#[inline(never)]
+fn drop_boxed(this: &mut core::mem::ManuallyDrop<Keys>) {
+    // SAFETY: called once, from the owner's `Drop`; the value is not used afterwards.
+    unsafe { core::mem::ManuallyDrop::drop(this) }
+}
+
+/// The cached [`Plan`] without the detection path, for code that runs only after a key
+/// schedule exists (so `plan()` has run): an uninitialised word would read as no AVX, which
+/// only selects the 16-byte stores.
+#[inline(always)]
+pub(crate) fn plan_cached() -> Plan {
+    Plan(PLAN.load(Ordering::Relaxed))
+}
+
 /// The heap-allocated schedules, as a two-word value (returned in registers: a large `Keys`
 /// returned from an out-of-line call would make the caller build its `Aes` in memory and copy
 /// it, hardware schedule included).

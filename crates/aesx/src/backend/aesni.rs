@@ -47,9 +47,15 @@ impl Drop for Keys {
 /// store per byte.
 #[inline(always)]
 pub(crate) fn wipe_slots(slots: &mut [[u8; 16]; 15], n: usize) {
+    wipe_slots_with(slots, n, crate::backend::plan().avx())
+}
+
+/// [`wipe_slots`] with AVX known: 32-byte stores if `avx`.
+#[inline(always)]
+pub(crate) fn wipe_slots_with(slots: &mut [[u8; 16]; 15], n: usize, avx: bool) {
     let p = slots.as_mut_ptr();
     debug_assert!(n <= 15);
-    if crate::backend::plan().avx() {
+    if avx {
         // Whole 32-byte pairs up to slot n rounded up to even, but never past the array: 15
         // slots are 7 pairs and one slot.
         let pairs = n.div_ceil(2).min(7);
