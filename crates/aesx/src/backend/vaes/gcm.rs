@@ -26,6 +26,9 @@
 //! - Tails (1..15 blocks): the fewest registers that cover them, the last one partial
 //!   ([`Vector::load_part`]), each block multiplied by its own power (`H^m..H^1`, the table
 //!   ends in zero padding so a partial vector reads key memory that exists), one reduction.
+//! - On ymm the fused iterations are one inline-assembly loop ([`super::gcm_ymm`]): with
+//!   intrinsics LLVM spilled accumulators, AES states and power pointers (16 registers for 8
+//!   states, 3 accumulators, counters, key and mask).
 //! - Key material: round keys and powers are loaded at their point of use (forced loads on
 //!   ymm), so no copy of them is kept on the stack; the powers live in [`Key`], zeroized on
 //!   drop, and the dispatcher wipes the stack below the kernel's frame afterwards.
@@ -522,7 +525,8 @@ mod tests {
             let hw = crate::backend::aesni::expand(&key);
             let mut k = Key::ZERO;
             k.fill(&h);
-            for blocks in 0..=(3 * BATCH + BATCH + 1) {
+            // Up to 5 batches + 1 block: the assembly loop (ymm) runs 1..=4 iterations.
+            for blocks in 0..=(5 * BATCH + 1) {
                 let src = data(16 * blocks, blocks as u8);
                 for low in LOWS {
                     let mut ctr: [u8; 16] = data(16, 5).try_into().unwrap();
