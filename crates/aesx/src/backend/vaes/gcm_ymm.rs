@@ -83,6 +83,7 @@ static CONSTS: Consts = consts();
 ///
 /// The CPU has AVX2, VAES and VPCLMULQDQ; `out` and `hash` point to `256 n` bytes (writable,
 /// readable); `hash` equals `out` or ends at or before `out`.
+#[allow(clippy::too_many_arguments)]
 #[inline]
 #[target_feature(enable = "avx2,vaes,vpclmulqdq")]
 pub(super) unsafe fn batches(
