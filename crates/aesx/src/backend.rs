@@ -583,13 +583,13 @@ pub(crate) fn ghash(gk: &GhashKey, acc: &mut u128, data: &[u8]) {
         #[cfg(target_arch = "x86_64")]
         GhashKey::Clmul(k) => {
             clmul::ghash(k, acc, data);
-            aesni::wipe_stack();
+            aesni::wipe_stack_gcm();
         }
         // Short inputs (AAD, lengths, partial blocks) on xmm: no ymm setup for one block.
         #[cfg(target_arch = "x86_64")]
         GhashKey::Vclmul(k) => {
             ghash_vclmul(k, acc, data);
-            aesni::wipe_stack();
+            aesni::wipe_stack_gcm();
         }
     }
 }
@@ -615,7 +615,7 @@ pub(crate) fn gcm_seal(
                 clmul::ghash(h, acc, aad);
             }
             gcm_aesni::seal(k, h, ctr, acc, buf);
-            aesni::wipe_stack();
+            aesni::wipe_stack_gcm();
         }
         #[cfg(target_arch = "x86_64")]
         (Keys::Hw(k), GhashKey::Vclmul(h)) => {
@@ -623,7 +623,7 @@ pub(crate) fn gcm_seal(
                 ghash_vclmul(h, acc, aad);
             }
             vaes::ymm::gcm_seal(k, h, ctr, acc, buf);
-            aesni::wipe_stack();
+            aesni::wipe_stack_gcm();
         }
         _ => {
             ghash(gk, acc, aad);
@@ -663,7 +663,7 @@ pub(crate) fn gcm_open(
                 clmul::ghash(h, acc, aad);
             }
             gcm_aesni::open(k, h, ctr, acc, buf);
-            aesni::wipe_stack();
+            aesni::wipe_stack_gcm();
         }
         #[cfg(target_arch = "x86_64")]
         (Keys::Hw(k), GhashKey::Vclmul(h)) => {
@@ -671,7 +671,7 @@ pub(crate) fn gcm_open(
                 ghash_vclmul(h, acc, aad);
             }
             vaes::ymm::gcm_open(k, h, ctr, acc, buf);
-            aesni::wipe_stack();
+            aesni::wipe_stack_gcm();
         }
         _ => {
             ghash(gk, acc, aad);
@@ -710,14 +710,14 @@ pub(crate) fn gcm_small(
         #[cfg(target_arch = "x86_64")]
         (Keys::Hw(k), GhashKey::Clmul(h)) => {
             let t = gcm_aesni::small(k, h, j0, aad, buf, len, lengths, seal);
-            aesni::wipe_stack();
+            aesni::wipe_stack_gcm();
             t
         }
         // Short messages: the xmm kernel (one AES pass of 2-8 lanes, one reduction).
         #[cfg(target_arch = "x86_64")]
         (Keys::Hw(k), GhashKey::Vclmul(h)) => {
             let t = gcm_aesni::small(k, &h.xmm, j0, aad, buf, len, lengths, seal);
-            aesni::wipe_stack();
+            aesni::wipe_stack_gcm();
             t
         }
         _ => {
