@@ -856,17 +856,17 @@ fn ctr_select_word(u: u64, n: u64) -> (i64, i64) {
 #[target_feature(enable = "aes,sse4.2")]
 fn x_ecb_enc<const NR: usize>(k: &Keys, buf: &mut [u8]) {
     // SAFETY: the target features above.
-    unsafe { super::vaes::ecb_enc::<__m128i, NR>(k, buf) }
+    unsafe { super::vaes::ecb_enc::<__m128i, NR, { super::vaes::XMM_VECS }>(k, buf) }
 }
 #[target_feature(enable = "aes,sse4.2")]
 fn x_ecb_dec<const NR: usize>(k: &Keys, buf: &mut [u8]) {
     // SAFETY: the target features above.
-    unsafe { super::vaes::ecb_dec::<__m128i, NR>(k, buf) }
+    unsafe { super::vaes::ecb_dec::<__m128i, NR, { super::vaes::XMM_VECS }>(k, buf) }
 }
 #[target_feature(enable = "aes,sse4.2")]
 fn x_cbc_dec<const NR: usize>(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     // SAFETY: the target features above.
-    unsafe { super::vaes::cbc_dec::<__m128i, NR>(k, iv, buf) }
+    unsafe { super::vaes::cbc_dec::<__m128i, NR, { super::vaes::XMM_VECS }>(k, iv, buf) }
 }
 #[target_feature(enable = "aes,sse4.2")]
 fn x_ctr<const NR: usize>(k: &Keys, c: u128, buf: &mut [u8]) {
@@ -886,6 +886,21 @@ impl super::vaes::Vector for __m128i {
     unsafe fn store(p: *mut u8, v: Self) {
         // SAFETY: the caller passes 16 writable bytes.
         unsafe { _mm_storeu_si128(p.cast(), v) }
+    }
+    #[inline(always)]
+    unsafe fn load_fresh(p: *const u8) -> Self {
+        let v: __m128i;
+        // SAFETY: the caller passes 16 readable bytes; MOVDQU (SSE2) reads exactly those.
+        // `readonly` without `pure`: the load stays where it is written.
+        unsafe {
+            core::arch::asm!(
+                "movdqu {v}, xmmword ptr [{p}]",
+                v = out(xmm_reg) v,
+                p = in(reg) p,
+                options(nostack, preserves_flags, readonly),
+            )
+        };
+        v
     }
     #[inline(always)]
     unsafe fn load_part(_: *const u8, _: usize) -> Self {
@@ -960,8 +975,8 @@ impl super::vaes::Vector for __m128i {
         prev
     }
     #[inline(always)]
-    unsafe fn ctr_select(r: u64, i: usize) -> Self {
-        let (lo, hi) = ctr_select_word(r.wrapping_add(i as u64), super::vaes::VECS as u64);
+    unsafe fn ctr_select(r: u64, i: usize, n: u64) -> Self {
+        let (lo, hi) = ctr_select_word(r.wrapping_add(i as u64), n);
         // SAFETY: SSE2.
         unsafe { _mm_set_epi64x(hi, lo) }
     }
