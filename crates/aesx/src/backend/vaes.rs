@@ -11,7 +11,8 @@
 //! and replaces `vaes512.rs` once an AVX-512 machine has checked its speed.
 //!
 //! Techniques (all widths): 8 vectors in flight per loop iteration (Zen 3 issues two ymm VAESENC
-//! a cycle with latency 4: 8 independent registers keep both units busy); the round key of
+//! a cycle with latency 4: 8 independent registers keep both units busy; the xmm ECB and
+//! CBC-decrypt kernels run 12, [`XMM_VECS`]); the round key of
 //! each round is broadcast from the schedule right where it is used ([`Vector::round_key`]), so
 //! 8 blocks + 1 key fit in 16 ymm registers and no broadcast copy of the schedule is written to
 //! the stack; the data XOR folded into the last round (`aesenclast(x, k_last ^ data)`); exact
