@@ -302,6 +302,11 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
     let (mut a, mut d) = unsafe { (C(EVP_CIPHER_CTX_new()), C(EVP_CIPHER_CTX_new())) };
     assert!(!a.0.is_null() && !d.0.is_null());
     let mut log = vec![format!("{alg} enc={enc}")];
+    // A `tag` set on an encrypting GCM context: both providers refuse it, but OpenSSL 3.0 has
+    // by then copied it over the computed tag in its buffer, and every later read of the tag
+    // returns those bytes (aesx keeps the computed tag). From then on tag reads are not
+    // compared (README, known differences).
+    let mut tag_clobbered = false;
 
     // Both contexts, same call: `f` gives what the call did on one of them.
     macro_rules! both {
@@ -506,10 +511,9 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                 Seen::Int(1)
             }
             19 if gcm => {
-                // Tags: set (decrypt; SP 800-38D lengths) or get (any length). (Setting a tag
-                // on an encrypting context fails on both, but OpenSSL has by then copied it
-                // over the computed tag, which a later get returns; aesx keeps the computed
-                // tag. Not done.)
+                // Tags: set (decrypt; SP 800-38D lengths) or get (any length). (A tag set on
+                // an encrypting context: see `tag_clobbered`; the set of any type and size is
+                // op 23's.)
                 let set = enc == 0 && u.arbitrary::<bool>()?;
                 let len = if set {
                     *u.choose(&[4usize, 8, 12, 13, 14, 15, 16])?
@@ -517,6 +521,9 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                     u.int_in_range(0..=17usize)?
                 };
                 let t = bytes(u, len.max(1));
+                if !set && tag_clobbered {
+                    continue;
+                }
                 both!(format!("tag set={set} {len}"), |x| {
                     let mut b = t.clone();
                     let ps = [
@@ -663,6 +670,9 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                     v[0] %= 16;
                     v[1..8].fill(0);
                 }
+                if gcm && enc == 1 && name == c"tag" {
+                    tag_clobbered = true;
+                }
                 both!(format!("set {name:?} type {t} size {n}"), |x| {
                     let mut b = v.clone();
                     let ps = [
@@ -692,6 +702,9 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                     if unsafe { EVP_CIPHER_CTX_get_iv_length(a.0) } < 8 {
                         continue;
                     }
+                }
+                if name == c"tag" && tag_clobbered {
+                    continue;
                 }
                 both!(format!("get {name:?} type {t} size {n}"), |x| {
                     let mut b = vec![0u8; 256];
