@@ -307,6 +307,11 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
     // returns those bytes (aesx keeps the computed tag). From then on tag reads are not
     // compared (README, known differences).
     let mut tag_clobbered = false;
+    // An `EVP_Cipher` call with 0 bytes of GCM data: OpenSSL 3.0 runs its GCM encrypt/decrypt
+    // on 0 bytes, which closes the AAD (pads its last partial block), yet goes on taking AAD,
+    // so further AAD makes a tag over padded AAD that no GCM implementation reproduces; aesx
+    // treats the call as no data and the AAD as one string. The case ends before such AAD.
+    let mut aad_closed = false;
 
     // Both contexts, same call: `f` gives what the call did on one of them.
     macro_rules! both {
@@ -352,6 +357,9 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                 let n = size(u)?;
                 let input = bytes(u, n);
                 let aad = gcm && u.arbitrary::<bool>()?;
+                if aad && n > 0 && aad_closed {
+                    return Ok(());
+                }
                 both!(format!("update {n} aad={aad}"), |x| {
                     let mut out = vec![0u8; n + 32];
                     let mut outl: c_int = -1;
@@ -439,6 +447,12 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                     _ => size(u)?,
                 };
                 let input = bytes(u, n);
+                if gcm && kind == 1 && n > 0 && aad_closed {
+                    return Ok(());
+                }
+                if gcm && kind == 0 && n == 0 {
+                    aad_closed = true;
+                }
                 let s = both!(format!("EVP_Cipher {n} kind {kind}"), |x| {
                     let mut out = vec![0u8; n + 32];
                     let (o, i) = match kind {
