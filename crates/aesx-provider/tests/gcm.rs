@@ -910,7 +910,12 @@ fn empty_evp_cipher_call_between_aad_pieces_keeps_the_aad_whole() {
         let key = vec![0x11u8; keylen];
         let iv = [0x22u8; 12];
         let x = Ctx::new();
-        assert!(x.init(Some(&lib.fetch(name(keylen), "aesx")), Some(&key), Some(&iv), 1));
+        assert!(x.init(
+            Some(&lib.fetch(name(keylen), "aesx")),
+            Some(&key),
+            Some(&iv),
+            1
+        ));
         assert!(x.aad(b"first piece"));
         assert!(x.cipher(&[]).0 >= 0, "{}", errors());
         assert!(x.aad(b", and the second"));
