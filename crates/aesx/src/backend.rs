@@ -372,6 +372,41 @@ impl Keys {
     }
 }
 
+impl Keys {
+    /// Drops `this` (its owner's `Drop` calls this once; `this` is never used again). The
+    /// hardware schedule is wiped here, inline in the caller (a few 16/32-byte stores, AVX
+    /// known from the cached plan): an out-of-line `drop_in_place` costs a call, a push and
+    /// the tag dispatch per key, and on Zen 3 key setup is bound by its stores (issue 13, see
+    /// the README). The heap schedules are dropped out of line.
+    #[inline(always)]
+    pub(crate) fn drop_fast(this: &mut core::mem::ManuallyDrop<Keys>) {
+        match &mut **this {
+            #[cfg(target_arch = "x86_64")]
+            Keys::Hw(k) => {
+                // The same wipe as `aesni::Keys`'s own `Drop` (which is skipped: it holds
+                // nothing else). Slots past `rounds` hold zeros, never key material.
+                aesni::wipe_slots_with(&mut k.enc, k.rounds + 1, plan_cached().avx())
+            }
+            _ => drop_boxed(this),
+        }
+    }
+}
+
+/// The out-of-line part of [`Keys::drop_fast`].
+#[inline(never)]
+fn drop_boxed(this: &mut core::mem::ManuallyDrop<Keys>) {
+    // SAFETY: called once, from the owner's `Drop`; the value is not used afterwards.
+    unsafe { core::mem::ManuallyDrop::drop(this) }
+}
+
+/// The cached [`Plan`] without the detection path, for code that runs only after a key
+/// schedule exists (so `plan()` has run): an uninitialised word would read as no AVX, which
+/// only selects the 16-byte stores.
+#[inline(always)]
+pub(crate) fn plan_cached() -> Plan {
+    Plan(PLAN.load(Ordering::Relaxed))
+}
+
 /// The heap-allocated schedules, as a two-word value (returned in registers: a large `Keys`
 /// returned from an out-of-line call would make the caller build its `Aes` in memory and copy
 /// it, hardware schedule included).
@@ -548,13 +583,13 @@ pub(crate) fn ghash(gk: &GhashKey, acc: &mut u128, data: &[u8]) {
         #[cfg(target_arch = "x86_64")]
         GhashKey::Clmul(k) => {
             clmul::ghash(k, acc, data);
-            aesni::wipe_stack();
+            aesni::wipe_stack_gcm();
         }
         // Short inputs (AAD, lengths, partial blocks) on xmm: no ymm setup for one block.
         #[cfg(target_arch = "x86_64")]
         GhashKey::Vclmul(k) => {
             ghash_vclmul(k, acc, data);
-            aesni::wipe_stack();
+            aesni::wipe_stack_gcm();
         }
     }
 }
@@ -580,7 +615,7 @@ pub(crate) fn gcm_seal(
                 clmul::ghash(h, acc, aad);
             }
             gcm_aesni::seal(k, h, ctr, acc, buf);
-            aesni::wipe_stack();
+            aesni::wipe_stack_gcm();
         }
         #[cfg(target_arch = "x86_64")]
         (Keys::Hw(k), GhashKey::Vclmul(h)) => {
@@ -588,7 +623,7 @@ pub(crate) fn gcm_seal(
                 ghash_vclmul(h, acc, aad);
             }
             vaes::ymm::gcm_seal(k, h, ctr, acc, buf);
-            aesni::wipe_stack();
+            aesni::wipe_stack_gcm();
         }
         _ => {
             ghash(gk, acc, aad);
@@ -628,7 +663,7 @@ pub(crate) fn gcm_open(
                 clmul::ghash(h, acc, aad);
             }
             gcm_aesni::open(k, h, ctr, acc, buf);
-            aesni::wipe_stack();
+            aesni::wipe_stack_gcm();
         }
         #[cfg(target_arch = "x86_64")]
         (Keys::Hw(k), GhashKey::Vclmul(h)) => {
@@ -636,7 +671,7 @@ pub(crate) fn gcm_open(
                 ghash_vclmul(h, acc, aad);
             }
             vaes::ymm::gcm_open(k, h, ctr, acc, buf);
-            aesni::wipe_stack();
+            aesni::wipe_stack_gcm();
         }
         _ => {
             ghash(gk, acc, aad);
@@ -675,14 +710,14 @@ pub(crate) fn gcm_small(
         #[cfg(target_arch = "x86_64")]
         (Keys::Hw(k), GhashKey::Clmul(h)) => {
             let t = gcm_aesni::small(k, h, j0, aad, buf, len, lengths, seal);
-            aesni::wipe_stack();
+            aesni::wipe_stack_gcm();
             t
         }
         // Short messages: the xmm kernel (one AES pass of 2-8 lanes, one reduction).
         #[cfg(target_arch = "x86_64")]
         (Keys::Hw(k), GhashKey::Vclmul(h)) => {
             let t = gcm_aesni::small(k, &h.xmm, j0, aad, buf, len, lengths, seal);
-            aesni::wipe_stack();
+            aesni::wipe_stack_gcm();
             t
         }
         _ => {

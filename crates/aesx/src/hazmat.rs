@@ -127,7 +127,7 @@ impl Aes {
         Ok(Aes {
             backend,
             key_bits: bits,
-            keys: backend::Keys::from_round_keys(backend, enc),
+            keys: core::mem::ManuallyDrop::new(backend::Keys::from_round_keys(backend, enc)),
         })
     }
 }

@@ -73,7 +73,18 @@ pub const BLOCK: usize = 16;
 pub struct Aes {
     backend: Backend,
     key_bits: u32,
-    keys: backend::Keys,
+    // Dropped by `impl Drop for Aes` (the hardware schedule's wipe inlined into the caller).
+    keys: core::mem::ManuallyDrop<backend::Keys>,
+}
+
+impl Drop for Aes {
+    // IMPLEMENTATION NOTE (issue 13): the drop of the common (hardware) schedule is a few
+    // inline stores in the user's function rather than a call to an out-of-line
+    // `drop_in_place`: see `backend::Keys::drop_fast`.
+    #[inline(always)]
+    fn drop(&mut self) {
+        backend::Keys::drop_fast(&mut self.keys);
+    }
 }
 
 impl fmt::Debug for Aes {
@@ -126,7 +137,7 @@ impl Aes {
         Aes {
             backend,
             key_bits: key.len() as u32 * 8,
-            keys: backend::Keys::new(backend, key, plan),
+            keys: core::mem::ManuallyDrop::new(backend::Keys::new(backend, key, plan)),
         }
     }
 

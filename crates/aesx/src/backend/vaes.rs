@@ -33,6 +33,7 @@ use core::arch::x86_64::*;
 use super::aesni::{Keys, ctr_batch_words, dec_schedule};
 
 pub(crate) mod gcm;
+mod gcm_ymm;
 pub(crate) mod ymm;
 pub(crate) mod zmm;
 

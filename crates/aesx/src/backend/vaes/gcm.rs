@@ -26,6 +26,9 @@
 //! - Tails (1..15 blocks): the fewest registers that cover them, the last one partial
 //!   ([`Vector::load_part`]), each block multiplied by its own power (`H^m..H^1`, the table
 //!   ends in zero padding so a partial vector reads key memory that exists), one reduction.
+//! - On ymm the fused iterations are one inline-assembly loop ([`super::gcm_ymm`]): with
+//!   intrinsics LLVM spilled accumulators, AES states and power pointers (16 registers for 8
+//!   states, 3 accumulators, counters, key and mask).
 //! - Key material: round keys and powers are loaded at their point of use (forced loads on
 //!   ymm), so no copy of them is kept on the stack; the powers live in [`Key`], zeroized on
 //!   drop, and the dispatcher wipes the stack below the kernel's frame afterwards.
@@ -90,6 +93,11 @@ impl Drop for Key {
 }
 
 impl Key {
+    /// The powers and the Karatsuba halves (20 entries of 16 bytes each), for the assembly loop.
+    pub(super) fn tables(&self) -> (*const u8, *const u8) {
+        (self.pow.as_ptr().cast(), self.kara.as_ptr().cast())
+    }
+
     /// An all-zero key, for [`Key::fill`].
     pub(crate) const ZERO: Key = Key {
         pow: [[0; 16]; BATCH + PAD],
@@ -254,6 +262,41 @@ unsafe fn batch<V: Vector, const NR: usize, const HASH: bool>(
     }
 }
 
+/// `n` (>= 1) full batches with GHASH: batch `i` at `out + 256 i` is encrypted while the 16
+/// blocks at `hash + 256 i` are hashed (see [`batch`]). On ymm the hand-allocated assembly loop
+/// ([`super::gcm_ymm`]); other widths loop over [`batch`]. Returns the next counters and state.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn batches<V: Vector, const NR: usize>(
+    rk: &Keys,
+    k: &Key,
+    mut c: V,
+    mut s: __m128i,
+    hash: *const u8,
+    out: *mut u8,
+    n: usize,
+    bs: V,
+) -> (V, __m128i) {
+    let w = 16 * nb::<V>();
+    // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `hash` and `out` cover `n`
+    // batches, `hash` equal to `out` or one batch behind it. On the ymm branch `V` is
+    // `__m256i` (same size, checked), so the transmutes are identities, and a 16-block batch
+    // is 8 registers (`nb` is 16).
+    unsafe {
+        if V::BYTES == 32 && nb::<V>() == 16 {
+            let c256: __m256i = core::mem::transmute_copy(&c);
+            let (c256, s) = super::gcm_ymm::batches(rk, NR, k, c256, s, hash, out, n);
+            return (core::mem::transmute_copy(&c256), s);
+        }
+        let inc = step::<V>(nb::<V>());
+        for i in 0..n {
+            s = batch::<V, NR, true>(rk, k, c, s, hash.add(w * i), out.add(w * i), bs);
+            c = V::add32(c, inc);
+        }
+        (c, s)
+    }
+}
+
 /// GHASH of one full batch of 16 blocks at `data` (no AES).
 #[inline(always)]
 unsafe fn hash_batch<V: Vector>(k: &Key, s: __m128i, data: *const u8, bs: V) -> __m128i {
@@ -366,10 +409,8 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize>(
             // Prologue: batch 0 encrypted, nothing to hash yet.
             batch::<V, NR, false>(rk, k, c, s, p, p, bs);
             c = V::add32(c, inc);
-            for i in 1..full {
-                let cur = p.add(16 * n * i);
-                s = batch::<V, NR, true>(rk, k, c, s, cur.sub(16 * n), cur, bs);
-                c = V::add32(c, inc);
+            if full > 1 {
+                (c, s) = batches::<V, NR>(rk, k, c, s, p, p.add(16 * n), full - 1, bs);
             }
             // Epilogue: hash the last batch.
             s = hash_batch::<V>(k, s, p.add(16 * n * (full - 1)), bs);
@@ -396,15 +437,12 @@ pub(crate) unsafe fn open<V: Vector, const NR: usize>(
     unsafe {
         let (bs, mut c) = setup::<V>(ctr);
         let n = nb::<V>();
-        let inc = step::<V>(n);
         let mut s = clmul::u128_to_m(*acc);
         let full = buf.len() / (16 * n);
         let (body, rest) = buf.split_at_mut(16 * n * full);
         let p = body.as_mut_ptr();
-        for i in 0..full {
-            let cur = p.add(16 * n * i);
-            s = batch::<V, NR, true>(rk, k, c, s, cur, cur, bs);
-            c = V::add32(c, inc);
+        if full > 0 {
+            (c, s) = batches::<V, NR>(rk, k, c, s, p, p, full, bs);
         }
         by_count!(
             rest.len().div_ceil(V::BYTES),
@@ -487,7 +525,8 @@ mod tests {
             let hw = crate::backend::aesni::expand(&key);
             let mut k = Key::ZERO;
             k.fill(&h);
-            for blocks in 0..=(3 * BATCH + BATCH + 1) {
+            // Up to 5 batches + 1 block: the assembly loop (ymm) runs 1..=4 iterations.
+            for blocks in 0..=(5 * BATCH + 1) {
                 let src = data(16 * blocks, blocks as u8);
                 for low in LOWS {
                     let mut ctr: [u8; 16] = data(16, 5).try_into().unwrap();

@@ -1,0 +1,370 @@
+//! The ymm main loop of the fused GCM kernel ([`super::gcm`]) as one block of inline
+//! assembly: 16 blocks per iteration, registers allocated by hand so nothing spills.
+//!
+//! Written with intrinsics, LLVM kept the 16-block loop's 8 AES states, 3 GHASH accumulators,
+//! counters and masks in 16 ymm registers only by spilling states, accumulators and the 16
+//! power pointers to the stack (about 0.35 cycles/byte for AES-128 on Zen 3). Here:
+//!
+//! ```text
+//! ymm0-7   counter blocks 0-15 (two per register) through the AES rounds
+//! ymm8     the round key of the current round (VBROADCASTI128 from the schedule)
+//! ymm9-11  GHASH accumulators LO, HI, MI (Karatsuba, lane-wise, unreduced)
+//! ymm12-13 scratch (hashed data, products, reduction)
+//! ymm14    the byte-reversed counters of register 0 (inc32 word in each lane's low dword)
+//! ymm15    the GHASH state (xmm15; its upper half is zero)
+//! ```
+//!
+//! The byte-swap mask, the lane offsets and the reduction constant are memory operands; the
+//! key powers and their Karatsuba halves are VPCLMULQDQ memory operands. Round 0 is an XOR,
+//! the middle rounds that come before the GHASH steps (1 for AES-128, 3 for AES-192, 5 for
+//! AES-256) run in a small loop, then each of the last 8 middle rounds carries one ymm GHASH
+//! step (2 blocks, 3 VPCLMULQDQ), its instructions placed one after each of the round's 8
+//! VAESENCs; the 16 products are folded and reduced once (2 PCLMULQDQ), those instructions
+//! interleaved with the 8 VAESENCLASTs, and the data is XORed after the last round.
+//!
+//! Why this order (Zen 3, measured in a stand-alone loop of the same instructions, AES-128,
+//! 16 KiB, best of 300): GHASH steps between two halves of a round 8.33 GB/s, before the
+//! round 8.42, one instruction after each VAESENC 8.95, and with the reduction spread over
+//! the last round 9.04. VAESENC (2 a cycle, latency 4) has exactly 8 independent registers to
+//! keep busy, so every vector instruction that lands on its two pipes delays a chain; spreading
+//! the other work evenly lets the scheduler fill the gaps. `llvm-mca -mcpu=znver3` models
+//! VPCLMULQDQ on the AES pipes (96 cycles an iteration); the hardware overlaps them only in
+//! part (32 VAESENC + 4 VPCLMULQDQ take 2.3 cycles more than 32 VAESENC alone): an iteration
+//! measures about 90 cycles, against 48 for its VAESENCs and 52 for its VPCLMULQDQs alone.
+//!
+//! Seal hashes the previous batch's ciphertext (`hash = out - 256`), open the batch itself
+//! (`hash = out`: every load of it comes before the stores of the same iteration).
+//!
+//! Constant time: the loop count and the round count are public; no branch or address depends
+//! on data, key or counter. No stack is used: key material stays in registers and in the key.
+
+use core::arch::asm;
+use core::arch::x86_64::*;
+
+use super::gcm::Key;
+use crate::backend::aesni::Keys;
+
+/// Constants, at fixed offsets the assembly uses: the byte-reversal mask (0), the counter
+/// offsets of registers 0..8 (32 + 32 i: `2 i` in the low dword of each lane), the step of one
+/// iteration (288: 16 in each lane) and the reduction constant (320: `x^63 + x^62 + x^57`).
+#[repr(C, align(64))]
+struct Consts([u32; 84]);
+
+const fn consts() -> Consts {
+    let mut c = [0u32; 84];
+    // VPSHUFB mask reversing the 16 bytes of each lane.
+    let mut b = 0;
+    while b < 32 {
+        c[b / 4] |= ((15 - b % 16) as u32) << (8 * (b % 4));
+        b += 1;
+    }
+    let mut i = 0;
+    while i < 8 {
+        c[8 + 8 * i] = 2 * i as u32;
+        c[8 + 8 * i + 4] = 2 * i as u32;
+        i += 1;
+    }
+    c[72] = 16;
+    c[76] = 16;
+    // 0xc200_0000_0000_0000 in the low qword.
+    c[81] = 0xc200_0000;
+    Consts(c)
+}
+
+static CONSTS: Consts = consts();
+
+/// Runs `n` (>= 1) 16-block iterations: block `16 i + b` of `out` is XORed with the keystream
+/// of counter `ctr + 16 i + b` (`ctr` as the kernel keeps it: byte-reversed counters of
+/// register 0, lanes +0 and +1), and the 16 blocks at `hash + 256 i` are hashed into `s`
+/// (`hash` is `out - 256` for seal, `out` for open). `rounds` is 10, 12 or 14. Returns the
+/// counters after the last iteration and the new state.
+///
+/// # Safety
+///
+/// The CPU has AVX2, VAES and VPCLMULQDQ; `out` and `hash` point to `256 n` bytes (writable,
+/// readable); `hash` equals `out` or ends at or before `out`.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+#[target_feature(enable = "avx2,vaes,vpclmulqdq")]
+pub(super) unsafe fn batches(
+    rk: &Keys,
+    rounds: usize,
+    k: &Key,
+    ctr: __m256i,
+    s: __m128i,
+    hash: *const u8,
+    out: *mut u8,
+    n: usize,
+) -> (__m256i, __m128i) {
+    debug_assert!(n >= 1 && matches!(rounds, 10 | 12 | 14));
+    let base = rk.enc.as_ptr().cast::<u8>();
+    let (pow, kara) = k.tables();
+    let mut c = ctr;
+    let mut s = s;
+    // SAFETY: the caller guarantees the features and the buffer extents; the round keys read
+    // are `enc[0..=rounds]` (`kend + 128` is `enc[rounds]`), the powers and Karatsuba halves
+    // read are entries 0..16 of tables of 20; the constants are 336 bytes of `CONSTS`. The
+    // asm uses no stack and clobbers only the registers it names.
+    unsafe {
+        let kend = base.add(16 * (rounds - 8));
+        asm!(
+            "2:",
+            "vbroadcasti128 ymm8, xmmword ptr [{rk}]",
+            "vpaddd ymm0, ymm14, ymmword ptr [{c} + 32]",
+            "vpshufb ymm0, ymm0, ymmword ptr [{c}]",
+            "vpxor ymm0, ymm0, ymm8",
+            "vpaddd ymm1, ymm14, ymmword ptr [{c} + 64]",
+            "vpshufb ymm1, ymm1, ymmword ptr [{c}]",
+            "vpxor ymm1, ymm1, ymm8",
+            "vpaddd ymm2, ymm14, ymmword ptr [{c} + 96]",
+            "vpshufb ymm2, ymm2, ymmword ptr [{c}]",
+            "vpxor ymm2, ymm2, ymm8",
+            "vpaddd ymm3, ymm14, ymmword ptr [{c} + 128]",
+            "vpshufb ymm3, ymm3, ymmword ptr [{c}]",
+            "vpxor ymm3, ymm3, ymm8",
+            "vpaddd ymm4, ymm14, ymmword ptr [{c} + 160]",
+            "vpshufb ymm4, ymm4, ymmword ptr [{c}]",
+            "vpxor ymm4, ymm4, ymm8",
+            "vpaddd ymm5, ymm14, ymmword ptr [{c} + 192]",
+            "vpshufb ymm5, ymm5, ymmword ptr [{c}]",
+            "vpxor ymm5, ymm5, ymm8",
+            "vpaddd ymm6, ymm14, ymmword ptr [{c} + 224]",
+            "vpshufb ymm6, ymm6, ymmword ptr [{c}]",
+            "vpxor ymm6, ymm6, ymm8",
+            "vpaddd ymm7, ymm14, ymmword ptr [{c} + 256]",
+            "vpshufb ymm7, ymm7, ymmword ptr [{c}]",
+            "vpxor ymm7, ymm7, ymm8",
+            "vpaddd ymm14, ymm14, ymmword ptr [{c} + 288]",
+            "lea {r}, [{rk} + 16]",
+            "cmp {r}, {kend}",
+            "je 4f",
+            "3:",
+            "vbroadcasti128 ymm8, xmmword ptr [{r}]",
+            "vaesenc ymm0, ymm0, ymm8",
+            "vaesenc ymm1, ymm1, ymm8",
+            "vaesenc ymm2, ymm2, ymm8",
+            "vaesenc ymm3, ymm3, ymm8",
+            "vaesenc ymm4, ymm4, ymm8",
+            "vaesenc ymm5, ymm5, ymm8",
+            "vaesenc ymm6, ymm6, ymm8",
+            "vaesenc ymm7, ymm7, ymm8",
+            "add {r}, 16",
+            "cmp {r}, {kend}",
+            "jne 3b",
+            "4:",
+            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 0]",
+            "vaesenc ymm0, ymm0, ymm8",
+            "vmovdqu ymm12, ymmword ptr [{hash} + 0]",
+            "vaesenc ymm1, ymm1, ymm8",
+            "vpshufb ymm12, ymm12, ymmword ptr [{c}]",
+            "vaesenc ymm2, ymm2, ymm8",
+            "vpxor ymm12, ymm12, ymm15",
+            "vaesenc ymm3, ymm3, ymm8",
+            "vpclmulqdq ymm9, ymm12, ymmword ptr [{pow} + 0], 0x00",
+            "vaesenc ymm4, ymm4, ymm8",
+            "vpclmulqdq ymm10, ymm12, ymmword ptr [{pow} + 0], 0x11",
+            "vaesenc ymm5, ymm5, ymm8",
+            "vpshufd ymm13, ymm12, 0x4e",
+            "vaesenc ymm6, ymm6, ymm8",
+            "vpxor ymm12, ymm12, ymm13",
+            "vaesenc ymm7, ymm7, ymm8",
+            "vpclmulqdq ymm11, ymm12, ymmword ptr [{kara} + 0], 0x00",
+            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 16]",
+            "vaesenc ymm0, ymm0, ymm8",
+            "vmovdqu ymm12, ymmword ptr [{hash} + 32]",
+            "vaesenc ymm1, ymm1, ymm8",
+            "vpshufb ymm12, ymm12, ymmword ptr [{c}]",
+            "vaesenc ymm2, ymm2, ymm8",
+            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 32], 0x00",
+            "vaesenc ymm3, ymm3, ymm8",
+            "vpxor ymm9, ymm9, ymm13",
+            "vaesenc ymm4, ymm4, ymm8",
+            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 32], 0x11",
+            "vaesenc ymm5, ymm5, ymm8",
+            "vpxor ymm10, ymm10, ymm13",
+            "vaesenc ymm6, ymm6, ymm8",
+            "vpshufd ymm13, ymm12, 0x4e",
+            "vaesenc ymm7, ymm7, ymm8",
+            "vpxor ymm12, ymm12, ymm13",
+            "vpclmulqdq ymm12, ymm12, ymmword ptr [{kara} + 32], 0x00",
+            "vpxor ymm11, ymm11, ymm12",
+            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 32]",
+            "vaesenc ymm0, ymm0, ymm8",
+            "vmovdqu ymm12, ymmword ptr [{hash} + 64]",
+            "vaesenc ymm1, ymm1, ymm8",
+            "vpshufb ymm12, ymm12, ymmword ptr [{c}]",
+            "vaesenc ymm2, ymm2, ymm8",
+            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 64], 0x00",
+            "vaesenc ymm3, ymm3, ymm8",
+            "vpxor ymm9, ymm9, ymm13",
+            "vaesenc ymm4, ymm4, ymm8",
+            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 64], 0x11",
+            "vaesenc ymm5, ymm5, ymm8",
+            "vpxor ymm10, ymm10, ymm13",
+            "vaesenc ymm6, ymm6, ymm8",
+            "vpshufd ymm13, ymm12, 0x4e",
+            "vaesenc ymm7, ymm7, ymm8",
+            "vpxor ymm12, ymm12, ymm13",
+            "vpclmulqdq ymm12, ymm12, ymmword ptr [{kara} + 64], 0x00",
+            "vpxor ymm11, ymm11, ymm12",
+            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 48]",
+            "vaesenc ymm0, ymm0, ymm8",
+            "vmovdqu ymm12, ymmword ptr [{hash} + 96]",
+            "vaesenc ymm1, ymm1, ymm8",
+            "vpshufb ymm12, ymm12, ymmword ptr [{c}]",
+            "vaesenc ymm2, ymm2, ymm8",
+            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 96], 0x00",
+            "vaesenc ymm3, ymm3, ymm8",
+            "vpxor ymm9, ymm9, ymm13",
+            "vaesenc ymm4, ymm4, ymm8",
+            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 96], 0x11",
+            "vaesenc ymm5, ymm5, ymm8",
+            "vpxor ymm10, ymm10, ymm13",
+            "vaesenc ymm6, ymm6, ymm8",
+            "vpshufd ymm13, ymm12, 0x4e",
+            "vaesenc ymm7, ymm7, ymm8",
+            "vpxor ymm12, ymm12, ymm13",
+            "vpclmulqdq ymm12, ymm12, ymmword ptr [{kara} + 96], 0x00",
+            "vpxor ymm11, ymm11, ymm12",
+            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 64]",
+            "vaesenc ymm0, ymm0, ymm8",
+            "vmovdqu ymm12, ymmword ptr [{hash} + 128]",
+            "vaesenc ymm1, ymm1, ymm8",
+            "vpshufb ymm12, ymm12, ymmword ptr [{c}]",
+            "vaesenc ymm2, ymm2, ymm8",
+            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 128], 0x00",
+            "vaesenc ymm3, ymm3, ymm8",
+            "vpxor ymm9, ymm9, ymm13",
+            "vaesenc ymm4, ymm4, ymm8",
+            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 128], 0x11",
+            "vaesenc ymm5, ymm5, ymm8",
+            "vpxor ymm10, ymm10, ymm13",
+            "vaesenc ymm6, ymm6, ymm8",
+            "vpshufd ymm13, ymm12, 0x4e",
+            "vaesenc ymm7, ymm7, ymm8",
+            "vpxor ymm12, ymm12, ymm13",
+            "vpclmulqdq ymm12, ymm12, ymmword ptr [{kara} + 128], 0x00",
+            "vpxor ymm11, ymm11, ymm12",
+            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 80]",
+            "vaesenc ymm0, ymm0, ymm8",
+            "vmovdqu ymm12, ymmword ptr [{hash} + 160]",
+            "vaesenc ymm1, ymm1, ymm8",
+            "vpshufb ymm12, ymm12, ymmword ptr [{c}]",
+            "vaesenc ymm2, ymm2, ymm8",
+            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 160], 0x00",
+            "vaesenc ymm3, ymm3, ymm8",
+            "vpxor ymm9, ymm9, ymm13",
+            "vaesenc ymm4, ymm4, ymm8",
+            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 160], 0x11",
+            "vaesenc ymm5, ymm5, ymm8",
+            "vpxor ymm10, ymm10, ymm13",
+            "vaesenc ymm6, ymm6, ymm8",
+            "vpshufd ymm13, ymm12, 0x4e",
+            "vaesenc ymm7, ymm7, ymm8",
+            "vpxor ymm12, ymm12, ymm13",
+            "vpclmulqdq ymm12, ymm12, ymmword ptr [{kara} + 160], 0x00",
+            "vpxor ymm11, ymm11, ymm12",
+            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 96]",
+            "vaesenc ymm0, ymm0, ymm8",
+            "vmovdqu ymm12, ymmword ptr [{hash} + 192]",
+            "vaesenc ymm1, ymm1, ymm8",
+            "vpshufb ymm12, ymm12, ymmword ptr [{c}]",
+            "vaesenc ymm2, ymm2, ymm8",
+            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 192], 0x00",
+            "vaesenc ymm3, ymm3, ymm8",
+            "vpxor ymm9, ymm9, ymm13",
+            "vaesenc ymm4, ymm4, ymm8",
+            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 192], 0x11",
+            "vaesenc ymm5, ymm5, ymm8",
+            "vpxor ymm10, ymm10, ymm13",
+            "vaesenc ymm6, ymm6, ymm8",
+            "vpshufd ymm13, ymm12, 0x4e",
+            "vaesenc ymm7, ymm7, ymm8",
+            "vpxor ymm12, ymm12, ymm13",
+            "vpclmulqdq ymm12, ymm12, ymmword ptr [{kara} + 192], 0x00",
+            "vpxor ymm11, ymm11, ymm12",
+            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 112]",
+            "vaesenc ymm0, ymm0, ymm8",
+            "vmovdqu ymm12, ymmword ptr [{hash} + 224]",
+            "vaesenc ymm1, ymm1, ymm8",
+            "vpshufb ymm12, ymm12, ymmword ptr [{c}]",
+            "vaesenc ymm2, ymm2, ymm8",
+            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 224], 0x00",
+            "vaesenc ymm3, ymm3, ymm8",
+            "vpxor ymm9, ymm9, ymm13",
+            "vaesenc ymm4, ymm4, ymm8",
+            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 224], 0x11",
+            "vaesenc ymm5, ymm5, ymm8",
+            "vpxor ymm10, ymm10, ymm13",
+            "vaesenc ymm6, ymm6, ymm8",
+            "vpshufd ymm13, ymm12, 0x4e",
+            "vaesenc ymm7, ymm7, ymm8",
+            "vpxor ymm12, ymm12, ymm13",
+            "vpclmulqdq ymm12, ymm12, ymmword ptr [{kara} + 224], 0x00",
+            "vpxor ymm11, ymm11, ymm12",
+            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 128]",
+            "vaesenclast ymm0, ymm0, ymm8",
+            "vextracti128 xmm12, ymm9, 1",
+            "vpxor xmm9, xmm9, xmm12",
+            "vaesenclast ymm1, ymm1, ymm8",
+            "vextracti128 xmm12, ymm10, 1",
+            "vpxor xmm10, xmm10, xmm12",
+            "vaesenclast ymm2, ymm2, ymm8",
+            "vextracti128 xmm12, ymm11, 1",
+            "vpxor xmm11, xmm11, xmm12",
+            "vaesenclast ymm3, ymm3, ymm8",
+            "vpxor xmm11, xmm11, xmm9",
+            "vpxor xmm11, xmm11, xmm10",
+            "vaesenclast ymm4, ymm4, ymm8",
+            "vpclmulqdq xmm12, xmm9, xmmword ptr [{c} + 320], 0x00",
+            "vpshufd xmm13, xmm9, 0x4e",
+            "vaesenclast ymm5, ymm5, ymm8",
+            "vpxor xmm11, xmm11, xmm12",
+            "vpxor xmm11, xmm11, xmm13",
+            "vaesenclast ymm6, ymm6, ymm8",
+            "vpclmulqdq xmm12, xmm11, xmmword ptr [{c} + 320], 0x00",
+            "vpshufd xmm13, xmm11, 0x4e",
+            "vaesenclast ymm7, ymm7, ymm8",
+            "vpxor xmm15, xmm10, xmm12",
+            "vpxor xmm15, xmm15, xmm13",
+            "vpxor ymm0, ymm0, ymmword ptr [{out} + 0]",
+            "vmovdqu ymmword ptr [{out} + 0], ymm0",
+            "vpxor ymm1, ymm1, ymmword ptr [{out} + 32]",
+            "vmovdqu ymmword ptr [{out} + 32], ymm1",
+            "vpxor ymm2, ymm2, ymmword ptr [{out} + 64]",
+            "vmovdqu ymmword ptr [{out} + 64], ymm2",
+            "vpxor ymm3, ymm3, ymmword ptr [{out} + 96]",
+            "vmovdqu ymmword ptr [{out} + 96], ymm3",
+            "vpxor ymm4, ymm4, ymmword ptr [{out} + 128]",
+            "vmovdqu ymmword ptr [{out} + 128], ymm4",
+            "vpxor ymm5, ymm5, ymmword ptr [{out} + 160]",
+            "vmovdqu ymmword ptr [{out} + 160], ymm5",
+            "vpxor ymm6, ymm6, ymmword ptr [{out} + 192]",
+            "vmovdqu ymmword ptr [{out} + 192], ymm6",
+            "vpxor ymm7, ymm7, ymmword ptr [{out} + 224]",
+            "vmovdqu ymmword ptr [{out} + 224], ymm7",
+            "add {out}, 256",
+            "add {hash}, 256",
+            "dec {n}",
+            "jnz 2b",
+
+            rk = in(reg) base,
+            kend = in(reg) kend,
+            r = out(reg) _,
+            pow = in(reg) pow,
+            kara = in(reg) kara,
+            c = in(reg) CONSTS.0.as_ptr(),
+            hash = inout(reg) hash => _,
+            out = inout(reg) out => _,
+            n = inout(reg) n => _,
+            out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
+            out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
+            out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
+            out("ymm12") _, out("ymm13") _,
+            inout("ymm14") c,
+            inout("xmm15") s,
+            options(nostack),
+        );
+    }
+    (c, s)
+}
