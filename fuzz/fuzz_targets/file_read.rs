@@ -11,9 +11,10 @@
 
 use std::io::Read;
 
-use aesx_file::{Decryptor, ErrorKind, Options, Secret, StreamError, format_error};
+use aesx_file::{Decryptor, ErrorKind, Secret, StreamError, format_error};
 use aesx_fuzz::{
-    ChoppyReader, FILE_KEY, Result, Unstructured, WRONG_KEY, backends, file_case, pieces,
+    ChoppyReader, FILE_KEY, Result, Unstructured, WRONG_KEY, backends, file_case, file_options,
+    pieces,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -52,11 +53,7 @@ fn run(data: &[u8]) -> Result<()> {
     let read_len = u.int_in_range(1..=3000usize)?;
     let cuts = pieces(&mut u, case.edited.len())?;
     let secret = Secret::key(if wrong { &WRONG_KEY } else { &FILE_KEY });
-    let opts = Options {
-        threads,
-        backend: Some(backend),
-        ..Options::default()
-    };
+    let opts = file_options(threads, backend);
     let input = || ChoppyReader::new(case.edited.clone(), cuts.clone());
     let size = tell_size.then_some(case.edited.len() as u64);
 

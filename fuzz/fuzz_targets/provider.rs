@@ -241,15 +241,23 @@ const SET_NAMES: [&CStr; 6] = [
     c"no-such-param",
 ];
 
-/// A byte string of length `n`: arbitrary bytes while the input lasts, then a pattern.
+/// The longest byte string [`bytes`] makes (`size`'s largest, and the 256-byte key and IV).
+const MAX_BYTES: usize = 40_000;
+
+/// A byte string of length `n`: arbitrary bytes while the input lasts, then a pattern (byte
+/// `i` is `151 i + 7` mod 256). The pattern is copied from a table made once: filling it byte
+/// by byte in the instrumented loop took a third of each execution.
 fn bytes(u: &mut Unstructured<'_>, n: usize) -> Vec<u8> {
-    let mut v = vec![0u8; n];
+    static PATTERN: OnceLock<Vec<u8>> = OnceLock::new();
+    let pattern = PATTERN.get_or_init(|| {
+        (0..MAX_BYTES)
+            .map(|i| (i as u8).wrapping_mul(151).wrapping_add(7))
+            .collect()
+    });
+    let mut v = pattern[..n].to_vec();
     let k = n.min(u.len()).min(64);
     if u.fill_buffer(&mut v[..k]).is_err() {
-        return v;
-    }
-    for (i, b) in v.iter_mut().enumerate().skip(k) {
-        *b = (i as u8).wrapping_mul(151).wrapping_add(7);
+        return vec![0u8; n];
     }
     v
 }
@@ -273,7 +281,7 @@ fn size(u: &mut Unstructured<'_>) -> Result<usize> {
         1..=5 => u.int_in_range(0..=40usize)?,
         6 | 7 => 16 * u.int_in_range(0..=4usize)?,
         8 => u.int_in_range(0..=600usize)?,
-        _ => u.int_in_range(0..=40_000usize)?,
+        _ => u.int_in_range(0..=MAX_BYTES)?,
     })
 }
 
@@ -302,6 +310,16 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
     let (mut a, mut d) = unsafe { (C(EVP_CIPHER_CTX_new()), C(EVP_CIPHER_CTX_new())) };
     assert!(!a.0.is_null() && !d.0.is_null());
     let mut log = vec![format!("{alg} enc={enc}")];
+    // A `tag` set on an encrypting GCM context: both providers refuse it, but OpenSSL 3.0 has
+    // by then copied it over the computed tag in its buffer, and every later read of the tag
+    // returns those bytes (aesx keeps the computed tag). From then on tag reads are not
+    // compared (README, known differences).
+    let mut tag_clobbered = false;
+    // An `EVP_Cipher` call with 0 bytes of GCM data: OpenSSL 3.0 runs its GCM encrypt/decrypt
+    // on 0 bytes, which closes the AAD (pads its last partial block), yet goes on taking AAD,
+    // so further AAD makes a tag over padded AAD that no GCM implementation reproduces; aesx
+    // treats the call as no data and the AAD as one string. The case ends before such AAD.
+    let mut aad_closed = false;
 
     // Both contexts, same call: `f` gives what the call did on one of them.
     macro_rules! both {
@@ -347,6 +365,9 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                 let n = size(u)?;
                 let input = bytes(u, n);
                 let aad = gcm && u.arbitrary::<bool>()?;
+                if aad && n > 0 && aad_closed {
+                    return Ok(());
+                }
                 both!(format!("update {n} aad={aad}"), |x| {
                     let mut out = vec![0u8; n + 32];
                     let mut outl: c_int = -1;
@@ -434,6 +455,12 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                     _ => size(u)?,
                 };
                 let input = bytes(u, n);
+                if gcm && kind == 1 && n > 0 && aad_closed {
+                    return Ok(());
+                }
+                if gcm && kind == 0 && n == 0 {
+                    aad_closed = true;
+                }
                 let s = both!(format!("EVP_Cipher {n} kind {kind}"), |x| {
                     let mut out = vec![0u8; n + 32];
                     let (o, i) = match kind {
@@ -506,10 +533,9 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                 Seen::Int(1)
             }
             19 if gcm => {
-                // Tags: set (decrypt; SP 800-38D lengths) or get (any length). (Setting a tag
-                // on an encrypting context fails on both, but OpenSSL has by then copied it
-                // over the computed tag, which a later get returns; aesx keeps the computed
-                // tag. Not done.)
+                // Tags: set (decrypt; SP 800-38D lengths) or get (any length). (A tag set on
+                // an encrypting context: see `tag_clobbered`; the set of any type and size is
+                // op 23's.)
                 let set = enc == 0 && u.arbitrary::<bool>()?;
                 let len = if set {
                     *u.choose(&[4usize, 8, 12, 13, 14, 15, 16])?
@@ -517,6 +543,9 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                     u.int_in_range(0..=17usize)?
                 };
                 let t = bytes(u, len.max(1));
+                if !set && tag_clobbered {
+                    continue;
+                }
                 both!(format!("tag set={set} {len}"), |x| {
                     let mut b = t.clone();
                     let ps = [
@@ -663,6 +692,9 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                     v[0] %= 16;
                     v[1..8].fill(0);
                 }
+                if gcm && enc == 1 && name == c"tag" {
+                    tag_clobbered = true;
+                }
                 both!(format!("set {name:?} type {t} size {n}"), |x| {
                     let mut b = v.clone();
                     let ps = [
@@ -692,6 +724,9 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                     if unsafe { EVP_CIPHER_CTX_get_iv_length(a.0) } < 8 {
                         continue;
                     }
+                }
+                if name == c"tag" && tag_clobbered {
+                    continue;
                 }
                 both!(format!("get {name:?} type {t} size {n}"), |x| {
                     let mut b = vec![0u8; 256];

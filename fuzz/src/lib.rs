@@ -131,6 +131,19 @@ pub const WRONG_KEY: [u8; 32] = [0x43; 32];
 /// input span several chunks.
 pub const FILE_CHUNK_LOG2: u8 = aesx_file::MIN_CHUNK_LOG2;
 
+/// aesx-file options for `threads` threads on `backend` (1 KiB chunks, AES-256-GCM), built
+/// field by field: `Options::default()` asks the OS for the core count (reads cgroup files),
+/// which cost about 3% of each `file_read` execution.
+pub fn file_options(threads: usize, backend: Backend) -> aesx_file::Options {
+    aesx_file::Options {
+        aead: aesx_file::Aead::Aes256Gcm,
+        chunk_log2: FILE_CHUNK_LOG2,
+        argon2: aesx_file::Argon2Params::default(),
+        threads,
+        backend: Some(backend),
+    }
+}
+
 /// One aesx file case: a plaintext, the file [`FILE_KEY`] makes of it (1 KiB chunks,
 /// AES-256-GCM or AES-128-GCM, salts from the fuzzer), and that file after a few edits the
 /// fuzzer chose (bit flips, truncation, appended bytes, chunks moved, dropped or duplicated,
@@ -195,10 +208,7 @@ pub fn file_case(u: &mut Unstructured<'_>) -> Result<FileCase> {
         .collect();
     let opts = aesx_file::Options {
         aead: *u.choose(&[aesx_file::Aead::Aes256Gcm, aesx_file::Aead::Aes128Gcm])?,
-        chunk_log2: FILE_CHUNK_LOG2,
-        threads: 1,
-        backend: Some(Backend::Soft),
-        ..aesx_file::Options::default()
+        ..file_options(1, Backend::Soft)
     };
     let mut file_salt = [0u8; 32];
     file_salt[0] = u.arbitrary()?;

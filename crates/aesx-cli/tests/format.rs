@@ -814,6 +814,10 @@ fn on_terminal(dir: &Path, args: &[&str], answers: &[&str]) -> Option<(String, b
             assert!(t.elapsed() < Duration::from_secs(30), "no prompt: {text:?}");
             std::thread::sleep(Duration::from_millis(20));
         }
+        // aesx writes the prompt, then turns echo off: an answer typed in between is echoed
+        // by the terminal (a person does not type within microseconds; a loaded test machine
+        // made this flaky). Give it time to turn echo off first.
+        std::thread::sleep(Duration::from_millis(300));
         stdin.write_all(format!("{a}\n").as_bytes()).unwrap();
     }
     // Keep stdin open until aesx is done (an EOF on the terminal would end it early).

@@ -113,14 +113,21 @@ impl<W: Write> Write for Encryptor<W> {
         if self.buf.len() == self.cap {
             self.seal_and_write(false)?;
         }
-        if self.buf.capacity() < self.cap {
-            // Grow once to the whole batch (a Zeroizing vector must not reallocate while it
-            // holds plaintext: the old allocation would be freed unwiped).
-            let mut v = Zeroizing::new(Vec::with_capacity(self.cap));
+        let n = data.len().min(self.cap - self.buf.len());
+        let want = self.buf.len() + n;
+        if self.buf.capacity() < want {
+            // Grow by doubling (from one chunk) up to the whole batch, as the Decryptor does:
+            // a small file neither allocates nor wipes a 4 MiB batch. Always into a new
+            // vector (a Zeroizing vector must not reallocate while it holds plaintext: the
+            // old allocation would be freed unwiped); the old one is wiped as it drops.
+            let grown = want
+                .max(2 * self.buf.capacity())
+                .max(self.cipher.chunk())
+                .min(self.cap);
+            let mut v = Zeroizing::new(Vec::with_capacity(grown));
             v.extend_from_slice(&self.buf);
             self.buf = v;
         }
-        let n = data.len().min(self.cap - self.buf.len());
         self.buf.extend_from_slice(&data[..n]);
         Ok(n)
     }

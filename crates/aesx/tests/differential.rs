@@ -11,11 +11,11 @@ use common::{Rng, assert_bytes_eq, backends};
 
 const KEY_LENS: [usize; 3] = [16, 24, 32];
 
-/// 16 x {1, 4, 8, 16, 32, 64} +- 1 block, plus 0 and wider unrolls (128, 256) +- 1, plus a
-/// few large buffers (the largest is just over 64 KiB).
+/// 16 x {1, 4, 8, 16, 32, 64} +- 1 block, the 12-block xmm batch (12, 24) +- 1, plus 0 and
+/// wider unrolls (128, 256) +- 1, plus a few large buffers (the largest is just over 64 KiB).
 const BLOCK_COUNTS: &[usize] = &[
-    0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 96, 127, 128, 129, 255, 256,
-    257, 1000, 1027, 4097,
+    0, 1, 2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 15, 16, 17, 23, 24, 25, 31, 32, 33, 63, 64, 65, 96, 127,
+    128, 129, 255, 256, 257, 1000, 1027, 4097,
 ];
 
 fn block_lens() -> Vec<usize> {

@@ -1,6 +1,7 @@
 //! AES-NI on xmm registers (Intel, "Advanced Encryption Standard (AES) New Instructions Set",
-//! Gueron, white paper 323641). Parallel modes keep 8 independent blocks in flight: AESENC has
-//! latency 4 and throughput 0.5 on Zen 4, so 8 blocks fill both AES pipes.
+//! Gueron, white paper 323641). Parallel modes keep 12 (ECB, CBC decryption) or 8 (CTR)
+//! independent blocks in flight: AESENC has latency 4 and throughput 0.5 on Zen 2/3/4, so 8
+//! blocks are the minimum that fills both AES pipes and 12 leave slack (see `vaes::XMM_VECS`).
 //!
 //! This module also owns the round-key layout shared with `vaes256` and `vaes512`, and the key
 //! expansion for all three.
@@ -851,28 +852,30 @@ fn ctr_select_word(u: u64, n: u64) -> (i64, i64) {
 }
 
 // The whole-block kernels: the width-generic bodies of `vaes` at xmm width (one block a
-// register, 8 in flight), compiled with AES-NI + SSE4.2 only.
+// register; 12 in flight for ECB and CBC decryption, 8 for CTR), compiled with AES-NI + SSE4.2
+// only.
 //
-// IMPLEMENTATION NOTE (issue 19): 8 blocks and 11-15 round keys do not fit in 16 xmm
+// IMPLEMENTATION NOTE (issue 19): 8-12 blocks and 11-15 round keys do not fit in 16 xmm
 // registers. Left to itself LLVM keeps the keys and serialises the blocks, or spills; here each
-// round's key is loaded right before its 8 AESENC ([`Vector::round_key`], a forced MOVDQU), so 8
-// blocks + 1 key stay in registers, the 8 chains stay interleaved (latency 4-7 on Skylake,
-// Haswell and Zen 2/3 needs >= 4-8 in flight) and no round key is copied to the stack.
+// round's key is loaded right before its AESENCs ([`Vector::round_key`], a forced MOVDQU), so
+// the blocks + 1 key stay in registers, the chains stay interleaved (latency 4-7 on Skylake,
+// Haswell and Zen 2/3 needs >= 4-8 in flight) and no round key is copied to the stack. Why 12
+// rather than 8 for ECB and CBC decryption: `vaes::XMM_VECS`.
 
 #[target_feature(enable = "aes,sse4.2")]
 fn x_ecb_enc<const NR: usize>(k: &Keys, buf: &mut [u8]) {
     // SAFETY: the target features above.
-    unsafe { super::vaes::ecb_enc::<__m128i, NR>(k, buf) }
+    unsafe { super::vaes::ecb_enc::<__m128i, NR, { super::vaes::XMM_VECS }>(k, buf) }
 }
 #[target_feature(enable = "aes,sse4.2")]
 fn x_ecb_dec<const NR: usize>(k: &Keys, buf: &mut [u8]) {
     // SAFETY: the target features above.
-    unsafe { super::vaes::ecb_dec::<__m128i, NR>(k, buf) }
+    unsafe { super::vaes::ecb_dec::<__m128i, NR, { super::vaes::XMM_VECS }>(k, buf) }
 }
 #[target_feature(enable = "aes,sse4.2")]
 fn x_cbc_dec<const NR: usize>(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     // SAFETY: the target features above.
-    unsafe { super::vaes::cbc_dec::<__m128i, NR>(k, iv, buf) }
+    unsafe { super::vaes::cbc_dec::<__m128i, NR, { super::vaes::XMM_VECS }>(k, iv, buf) }
 }
 #[target_feature(enable = "aes,sse4.2")]
 fn x_ctr<const NR: usize>(k: &Keys, c: u128, buf: &mut [u8]) {
@@ -892,6 +895,21 @@ impl super::vaes::Vector for __m128i {
     unsafe fn store(p: *mut u8, v: Self) {
         // SAFETY: the caller passes 16 writable bytes.
         unsafe { _mm_storeu_si128(p.cast(), v) }
+    }
+    #[inline(always)]
+    unsafe fn load_fresh(p: *const u8) -> Self {
+        let v: __m128i;
+        // SAFETY: the caller passes 16 readable bytes; MOVDQU (SSE2) reads exactly those.
+        // `readonly` without `pure`: the load stays where it is written.
+        unsafe {
+            core::arch::asm!(
+                "movdqu {v}, xmmword ptr [{p}]",
+                v = out(xmm_reg) v,
+                p = in(reg) p,
+                options(nostack, preserves_flags, readonly),
+            )
+        };
+        v
     }
     #[inline(always)]
     unsafe fn load_part(_: *const u8, _: usize) -> Self {
@@ -966,8 +984,8 @@ impl super::vaes::Vector for __m128i {
         prev
     }
     #[inline(always)]
-    unsafe fn ctr_select(r: u64, i: usize) -> Self {
-        let (lo, hi) = ctr_select_word(r.wrapping_add(i as u64), super::vaes::VECS as u64);
+    unsafe fn ctr_select(r: u64, i: usize, n: u64) -> Self {
+        let (lo, hi) = ctr_select_word(r.wrapping_add(i as u64), n);
         // SAFETY: SSE2.
         unsafe { _mm_set_epi64x(hi, lo) }
     }

@@ -88,8 +88,10 @@ impl Vector for __m256i {
         unsafe { _mm256_permute2x128_si256::<0x21>(prev, cur) }
     }
     #[inline(always)]
-    unsafe fn ctr_select(r: u64, i: usize) -> Self {
+    unsafe fn ctr_select(r: u64, i: usize, n: u64) -> Self {
+        // The batch is always `VECS` registers here: the shift below needs it as a constant.
         const BATCH: u64 = (super::VECS * 2) as u64;
+        debug_assert_eq!(n, BATCH);
         // SAFETY: AVX2.
         unsafe {
             let r = _mm256_set1_epi64x(r as i64);
@@ -204,17 +206,17 @@ unsafe fn qword_load(q: &u64) -> __m256i {
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn ecb_enc<const NR: usize>(k: &Keys, buf: &mut [u8]) {
     // SAFETY: the target features above.
-    unsafe { super::ecb_enc::<__m256i, NR>(k, buf) }
+    unsafe { super::ecb_enc::<__m256i, NR, { super::VECS }>(k, buf) }
 }
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn ecb_dec<const NR: usize>(k: &Keys, buf: &mut [u8]) {
     // SAFETY: the target features above.
-    unsafe { super::ecb_dec::<__m256i, NR>(k, buf) }
+    unsafe { super::ecb_dec::<__m256i, NR, { super::VECS }>(k, buf) }
 }
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn cbc_dec<const NR: usize>(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     // SAFETY: the target features above.
-    unsafe { super::cbc_dec::<__m256i, NR>(k, iv, buf) }
+    unsafe { super::cbc_dec::<__m256i, NR, { super::VECS }>(k, iv, buf) }
 }
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn ctr<const NR: usize>(k: &Keys, c: u128, buf: &mut [u8]) {

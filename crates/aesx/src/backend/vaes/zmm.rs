@@ -95,8 +95,10 @@ impl Vector for __m512i {
         unsafe { _mm512_alignr_epi64::<6>(cur, prev) }
     }
     #[inline(always)]
-    unsafe fn ctr_select(r: u64, i: usize) -> Self {
+    unsafe fn ctr_select(r: u64, i: usize, n: u64) -> Self {
+        // The batch is always `VECS` registers here: the shift below needs it as a constant.
         const BATCH: u64 = (super::VECS * 4) as u64;
+        debug_assert_eq!(n, BATCH);
         // SAFETY: AVX-512F.
         unsafe {
             let r = _mm512_set1_epi64(r as i64);
@@ -163,17 +165,17 @@ impl Vector for __m512i {
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn ecb_enc<const NR: usize>(k: &Keys, buf: &mut [u8]) {
     // SAFETY: the target features above.
-    unsafe { super::ecb_enc::<__m512i, NR>(k, buf) }
+    unsafe { super::ecb_enc::<__m512i, NR, { super::VECS }>(k, buf) }
 }
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn ecb_dec<const NR: usize>(k: &Keys, buf: &mut [u8]) {
     // SAFETY: the target features above.
-    unsafe { super::ecb_dec::<__m512i, NR>(k, buf) }
+    unsafe { super::ecb_dec::<__m512i, NR, { super::VECS }>(k, buf) }
 }
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn cbc_dec<const NR: usize>(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     // SAFETY: the target features above.
-    unsafe { super::cbc_dec::<__m512i, NR>(k, iv, buf) }
+    unsafe { super::cbc_dec::<__m512i, NR, { super::VECS }>(k, iv, buf) }
 }
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn ctr<const NR: usize>(k: &Keys, c: u128, buf: &mut [u8]) {
