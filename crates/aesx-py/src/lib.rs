@@ -509,9 +509,21 @@ fn invalid_tag(py: Python<'_>) -> PyErr {
     }
 }
 
-/// A nonce as `cryptography`'s AESGCM accepts it: 8 to 128 bytes, copied (it is small, and a
-/// copy cannot alias an output buffer).
-fn gcm_nonce(nonce: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+/// A nonce as `cryptography`'s AESGCM accepts it (8 to 128 bytes), copied onto the stack: it is
+/// small, a copy cannot alias an output buffer, and no heap allocation is made per call.
+struct Nonce {
+    bytes: [u8; 128],
+    len: usize,
+}
+
+impl std::ops::Deref for Nonce {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+fn gcm_nonce(nonce: &Bound<'_, PyAny>) -> PyResult<Nonce> {
     let n = In::new(nonce, "nonce")?;
     if !(8..=128).contains(&n.len()) {
         return Err(PyValueError::new_err(format!(
@@ -519,7 +531,12 @@ fn gcm_nonce(nonce: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
             n.len()
         )));
     }
-    Ok(n.as_slice().to_vec())
+    let mut out = Nonce {
+        bytes: [0; 128],
+        len: n.len(),
+    };
+    out.bytes[..n.len()].copy_from_slice(n.as_slice());
+    Ok(out)
 }
 
 fn gcm_aad<'py>(aad: Option<&Bound<'py, PyAny>>) -> PyResult<Option<In<'py>>> {

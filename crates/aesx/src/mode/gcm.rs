@@ -638,7 +638,24 @@ impl Stream {
             // Nothing happened: associated data may still follow.
             return Ok(());
         }
-        self.start_data(gcm);
+        // Ending the AAD phase: a partial AAD block is hashed by the body's kernel call below
+        // when there is a body (one kernel call and one stack wipe where there were two: a
+        // streamed message with AAD, as OpenSSH's GCM packets and OpenSSL's EVP calls are).
+        let mut aad_tail = [0u8; 16];
+        let mut aad_tail_len = 0;
+        if self.phase == Phase::Aad {
+            let aoff = (self.aad_len % 16) as usize;
+            if aoff != 0 {
+                aad_tail[..aoff].copy_from_slice(&self.part[..aoff]);
+                aad_tail_len = 16;
+            }
+            self.part = [0; 16];
+            self.phase = Phase::Data;
+        }
+        if aad_tail_len != 0 && buf.len() < 16 {
+            gcm.ghash_whole(&mut self.acc, &aad_tail);
+            aad_tail_len = 0;
+        }
         let off = (self.msg_len % 16) as usize;
         self.msg_len = total;
         if off != 0 {
@@ -659,13 +676,15 @@ impl Stream {
         let (body, tail) = buf.split_at_mut(whole);
         if !body.is_empty() {
             let (b, keys) = gcm.aes.kernels();
+            let aad = &aad_tail[..aad_tail_len];
             if seal {
-                backend::gcm_seal(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, &[], body);
+                backend::gcm_seal(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, aad, body);
             } else {
-                backend::gcm_open(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, &[], body);
+                backend::gcm_open(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, aad, body);
             }
             self.ctr = inc32(&self.ctr, (whole / 16) as u32);
         }
+        aad_tail.zeroize();
         if !tail.is_empty() {
             self.ks = [0; 16];
             gcm.xor_keystream(&self.ctr, &mut self.ks);
