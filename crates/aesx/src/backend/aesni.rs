@@ -1050,16 +1050,9 @@ const WIPE: usize = 1536;
 /// every round key from the schedule where it is used, but LLVM may still spill a key register
 /// (AES-256 has 15 keys for 16 xmm registers); whatever it spilled lies in the dead frame
 /// below the caller, which this call's own frame now covers.
-#[inline(never)]
+#[inline(always)]
 pub(crate) fn wipe_stack() {
-    let mut pad = core::mem::MaybeUninit::<[__m128i; WIPE / 16]>::uninit();
-    let p = pad.as_mut_ptr().cast::<__m128i>();
-    for i in 0..WIPE / 16 {
-        // SAFETY: `p.add(i)` is inside `pad`, aligned for `__m128i`; SSE2 is baseline on
-        // x86_64. Volatile: the stores are not removed although `pad` is never read.
-        unsafe { core::ptr::write_volatile(p.add(i), _mm_setzero_si128()) };
-    }
-    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+    wipe_below::<{ WIPE / 16 }>();
 }
 
 /// Bytes of stack [`wipe_stack_gcm`] clears: twice the deepest stack of the GCM kernels it
@@ -1075,12 +1068,21 @@ const GCM_WIPE: usize = 768;
 /// of a 1 KiB one. The end of a longer message (`gcm_finish`) keeps the full [`wipe_stack`]:
 /// with this shorter wipe there too, `tests/residue.rs` found round keys 1-1.25 KiB below
 /// the caller (source not identified; the full wipe there clears it).
-#[inline(never)]
+#[inline(always)]
 pub(crate) fn wipe_stack_gcm() {
-    let mut pad = core::mem::MaybeUninit::<[__m128i; GCM_WIPE / 16]>::uninit();
+    wipe_below::<{ GCM_WIPE / 16 }>();
+}
+
+/// Zeros `B` 16-byte blocks of stack below the caller's frame: its own frame is a pad of that
+/// size, written with volatile stores. Not inlined, so the pad lies below the caller (each `B`
+/// is its own function).
+#[inline(never)]
+fn wipe_below<const B: usize>() {
+    let mut pad = core::mem::MaybeUninit::<[__m128i; B]>::uninit();
     let p = pad.as_mut_ptr().cast::<__m128i>();
-    for i in 0..GCM_WIPE / 16 {
-        // SAFETY: as in `wipe_stack`: inside `pad`, aligned, SSE2 baseline; volatile stores.
+    for i in 0..B {
+        // SAFETY: `p.add(i)` is inside `pad`, aligned for `__m128i`; SSE2 is baseline on
+        // x86_64. Volatile: the stores are not removed although `pad` is never read.
         unsafe { core::ptr::write_volatile(p.add(i), _mm_setzero_si128()) };
     }
     core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
