@@ -615,17 +615,21 @@ impl Stream {
         Ok(())
     }
 
-    /// Ends the AAD phase: hashes a partial AAD block.
-    fn start_data(&mut self, gcm: &AesGcm) {
-        if self.phase == Phase::Aad {
-            let off = (self.aad_len % 16) as usize;
-            if off != 0 {
-                self.part[off..].fill(0);
-                gcm.ghash_whole(&mut self.acc, &self.part);
-            }
-            self.part = [0; 16];
-            self.phase = Phase::Data;
+    /// Ends the AAD phase (once; `None` afterwards): returns a partial AAD block, zero-padded,
+    /// which the caller hashes.
+    fn end_aad(&mut self) -> Option<[u8; 16]> {
+        if self.phase != Phase::Aad {
+            return None;
         }
+        let off = (self.aad_len % 16) as usize;
+        let tail = (off != 0).then(|| {
+            let mut b = [0u8; 16];
+            b[..off].copy_from_slice(&self.part[..off]);
+            b
+        });
+        self.part = [0; 16];
+        self.phase = Phase::Data;
+        tail
     }
 
     fn update(&mut self, gcm: &AesGcm, mut buf: &mut [u8], seal: bool) -> Result<(), Error> {
@@ -641,20 +645,11 @@ impl Stream {
         // Ending the AAD phase: a partial AAD block is hashed by the body's kernel call below
         // when there is a body (one kernel call and one stack wipe where there were two: a
         // streamed message with AAD, as OpenSSH's GCM packets and OpenSSL's EVP calls are).
-        let mut aad_tail = [0u8; 16];
-        let mut aad_tail_len = 0;
-        if self.phase == Phase::Aad {
-            let aoff = (self.aad_len % 16) as usize;
-            if aoff != 0 {
-                aad_tail[..aoff].copy_from_slice(&self.part[..aoff]);
-                aad_tail_len = 16;
-            }
-            self.part = [0; 16];
-            self.phase = Phase::Data;
-        }
-        if aad_tail_len != 0 && buf.len() < 16 {
-            gcm.ghash_whole(&mut self.acc, &aad_tail);
-            aad_tail_len = 0;
+        let mut aad_tail = self.end_aad();
+        if buf.len() < 16
+            && let Some(b) = aad_tail.take()
+        {
+            gcm.ghash_whole(&mut self.acc, &b);
         }
         let off = (self.msg_len % 16) as usize;
         self.msg_len = total;
@@ -676,7 +671,7 @@ impl Stream {
         let (body, tail) = buf.split_at_mut(whole);
         if !body.is_empty() {
             let (b, keys) = gcm.aes.kernels();
-            let aad = &aad_tail[..aad_tail_len];
+            let aad = aad_tail.as_ref().map_or(&[][..], |b| &b[..]);
             if seal {
                 backend::gcm_seal(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, aad, body);
             } else {
@@ -684,7 +679,9 @@ impl Stream {
             }
             self.ctr = inc32(&self.ctr, (whole / 16) as u32);
         }
-        aad_tail.zeroize();
+        if let Some(b) = &mut aad_tail {
+            b.zeroize();
+        }
         if !tail.is_empty() {
             self.ks = [0; 16];
             gcm.xor_keystream(&self.ctr, &mut self.ks);
@@ -700,7 +697,9 @@ impl Stream {
 
     /// The full 16-byte tag over everything streamed.
     fn finish(&mut self, gcm: &AesGcm) -> [u8; 16] {
-        self.start_data(gcm);
+        if let Some(b) = self.end_aad() {
+            gcm.ghash_whole(&mut self.acc, &b);
+        }
         let off = (self.msg_len % 16) as usize;
         if off != 0 {
             self.part[off..].fill(0);

@@ -181,7 +181,7 @@ fn message_limit_is_enforced_before_anything_is_written() {
     // Streaming: a stream 20 bytes short of the limit takes 20 bytes and refuses one more,
     // leaving the refused buffer untouched.
     let mut st = Stream::new(&gcm, &[0u8; 12]).unwrap();
-    st.start_data(&gcm);
+    assert_eq!(st.end_aad(), None); // no AAD: nothing left to hash
     st.msg_len = MAX_MESSAGE_LEN - 20;
     let mut buf = vec![0x55u8; 21];
     assert_eq!(
