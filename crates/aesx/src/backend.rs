@@ -472,6 +472,33 @@ dispatch! {
     fn ctr_xor(ctr: u128, buf: &mut [u8]) small ctr_small(ctr, buf);
 }
 
+/// `dst = src ^ (E(ctr) || E(ctr+1) || ...)`, whole blocks, `src.len() == dst.len()`: the
+/// buffer-to-buffer form of [`ctr_xor`]. `aesni` and `vaes256` read `src` and write `dst` in
+/// one pass (`vaes::ctr_asm`); the other backends, and messages of up to four blocks (the
+/// inline `aesni::ctr_small` path, which needs no stack wipe), copy and run in place.
+#[inline]
+pub(crate) fn ctr_xor_b2b(backend: Backend, keys: &Keys, ctr: u128, src: &[u8], dst: &mut [u8]) {
+    debug_assert_eq!(src.len(), dst.len());
+    match keys {
+        #[cfg(target_arch = "x86_64")]
+        Keys::Hw(k)
+            if src.len() > 16 * aesni::SMALL_BLOCKS
+                && matches!(backend, Backend::Aesni | Backend::Vaes256) =>
+        {
+            if backend == Backend::Vaes256 {
+                vaes256::ctr_xor_b2b(k, ctr, src, dst)
+            } else {
+                aesni::ctr_xor_b2b(k, ctr, src, dst)
+            }
+            aesni::wipe_stack();
+        }
+        _ => {
+            dst.copy_from_slice(src);
+            ctr_xor(backend, keys, ctr, dst)
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // GCM kernels.
 

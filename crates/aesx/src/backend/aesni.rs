@@ -879,8 +879,17 @@ fn x_cbc_dec<const NR: usize>(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 }
 #[target_feature(enable = "aes,sse4.2")]
 fn x_ctr<const NR: usize>(k: &Keys, c: u128, buf: &mut [u8]) {
-    // SAFETY: the target features above.
-    unsafe { super::vaes::ctr::<__m128i, NR>(k, c, buf) }
+    let p = buf.as_mut_ptr();
+    // SAFETY: the target features above; `p` is `buf`, read and written in place.
+    unsafe { super::vaes::ctr_b2b::<__m128i, NR>(k, c, p, p, buf.len()) }
+}
+#[target_feature(enable = "aes,sse4.2")]
+fn x_ctr_b2b<const NR: usize>(k: &Keys, c: u128, src: &[u8], dst: &mut [u8]) {
+    debug_assert_eq!(src.len(), dst.len());
+    let len = src.len().min(dst.len());
+    // SAFETY: the target features above; `src` and `dst` are distinct borrows (disjoint) of at
+    // least `len` bytes.
+    unsafe { super::vaes::ctr_b2b::<__m128i, NR>(k, c, src.as_ptr(), dst.as_mut_ptr(), len) }
 }
 
 impl super::vaes::Vector for __m128i {
@@ -1209,7 +1218,7 @@ pub(crate) fn encrypt_small(k: &Keys, buf: &mut [u8]) -> bool {
     true
 }
 
-// Safe entry points. SAFETY (all five): `Keys` of this layout are only built and used through
+// Safe entry points. SAFETY (all six): `Keys` of this layout are only built and used through
 // `Backend::{Aesni, Vaes256, Vaes512}`, after `Aes::with_backend` checked that the CPU has
 // AES-NI and SSE4.2 (`Backend::is_available`).
 
@@ -1236,4 +1245,11 @@ pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
     // SAFETY: see above.
     unsafe { by_rounds!(k.rounds, x_ctr(k, c, buf)) }
+}
+
+/// `dst = src ^ keystream` (whole blocks, same length), the kernel of [`ctr_xor`] reading
+/// `src` and writing `dst`.
+pub(crate) fn ctr_xor_b2b(k: &Keys, c: u128, src: &[u8], dst: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_rounds!(k.rounds, x_ctr_b2b(k, c, src, dst)) }
 }

@@ -39,3 +39,10 @@ pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
     }
     ymm::ctr_xor(k, c, buf)
 }
+
+pub(crate) fn ctr_xor_b2b(k: &Keys, c: u128, src: &[u8], dst: &mut [u8]) {
+    if src.len() <= 32 {
+        return super::aesni::ctr_xor_b2b(k, c, src, dst);
+    }
+    ymm::ctr_xor_b2b(k, c, src, dst)
+}
