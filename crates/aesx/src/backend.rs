@@ -13,6 +13,9 @@
 //! ctr_xor(&Keys, ctr: u128, buf)             buf ^= E(ctr) || E(ctr+1) || ...
 //! ```
 //!
+//! `ctr_xor_b2b(backend, keys, ctr, src, dst)` is `ctr_xor` from `src` into `dst` (same
+//! length): one pass on `aesni` and `vaes256`, copy + in place on the others.
+//!
 //! `ctr_xor` contract: `ctr` is the first counter block as a big-endian integer; block i uses
 //! `ctr + i mod 2^128`. The counter may be secret, so kernels carry from the low into the high
 //! 64 bits without branches (and the mode layer never splits a call at a carry).
@@ -113,7 +116,7 @@ pub enum Backend {
     Soft,
     /// SSSE3 vector-permute AES (Hamburg, CHES 2009); constant-time without AES-NI.
     Vpaes,
-    /// AES-NI (with SSE4.2) on xmm registers, 8 blocks interleaved.
+    /// AES-NI (with SSE4.2) on xmm registers, 12 blocks interleaved.
     Aesni,
     /// VAES on ymm registers with AVX2.
     Vaes256,

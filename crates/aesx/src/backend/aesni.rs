@@ -1,7 +1,8 @@
 //! AES-NI on xmm registers (Intel, "Advanced Encryption Standard (AES) New Instructions Set",
-//! Gueron, white paper 323641). Parallel modes keep 12 (ECB, CBC decryption) or 8 (CTR)
-//! independent blocks in flight: AESENC has latency 4 and throughput 0.5 on Zen 2/3/4, so 8
-//! blocks are the minimum that fills both AES pipes and 12 leave slack (see `vaes::XMM_VECS`).
+//! Gueron, white paper 323641). Parallel modes keep 12 independent blocks in flight (ECB, CBC
+//! decryption: `vaes::XMM_VECS`; CTR: the inline-assembly loop of `vaes::ctr_asm`): AESENC
+//! has latency 4 and throughput 0.5 on Zen 2/3/4, so 8 blocks are the minimum that fills both
+//! AES pipes and 12 leave slack.
 //!
 //! This module also owns the round-key layout shared with `vaes256` and `vaes512`, and the key
 //! expansion for all three.
@@ -852,8 +853,8 @@ fn ctr_select_word(u: u64, n: u64) -> (i64, i64) {
 }
 
 // The whole-block kernels: the width-generic bodies of `vaes` at xmm width (one block a
-// register; 12 in flight for ECB and CBC decryption, 8 for CTR), compiled with AES-NI + SSE4.2
-// only.
+// register; 12 in flight), compiled with AES-NI + SSE4.2 only; CTR's main loop is the
+// inline-assembly one of `vaes::ctr_asm` (its tails the generic 8-block kernel).
 //
 // IMPLEMENTATION NOTE (issue 19): 8-12 blocks and 11-15 round keys do not fit in 16 xmm
 // registers. Left to itself LLVM keeps the keys and serialises the blocks, or spills; here each

@@ -12,7 +12,8 @@
 //!
 //! Techniques (all widths): 8 vectors in flight per loop iteration (Zen 3 issues two ymm VAESENC
 //! a cycle with latency 4: 8 independent registers keep both units busy; the xmm ECB and
-//! CBC-decrypt kernels run 12, [`XMM_VECS`]); the round key of
+//! CBC-decrypt kernels run 12, [`XMM_VECS`], and the CTR main loop of xmm and ymm runs 12 in
+//! inline assembly, [`ctr_asm`], with [`ctr`] below for its tails and for zmm); the round key of
 //! each round is broadcast from the schedule right where it is used ([`Vector::round_key`]), so
 //! 8 blocks + 1 key fit in 16 ymm registers and no broadcast copy of the schedule is written to
 //! the stack; the data XOR folded into the last round (`aesenclast(x, k_last ^ data)`); exact
@@ -130,9 +131,9 @@ pub(crate) const VECS: usize = 8;
 /// bubble. 12 blocks (+ one round key = 13 of 16 xmm registers) amortise it over 1.5x the work
 /// and leave 4 chains of slack: an asm model of the loop went from 9.88 to 10.36 GB/s
 /// (AES-128) and 7.26 to 7.40 (AES-256) on Zen 3. 16 blocks would need the round keys as
-/// memory operands, which Zen 3 runs at 80% of the register rate (same model). CTR stays at 8
-/// blocks ([`VECS`]): its counter trick needs a power of two, and a 12-block version (three
-/// groups of 4) made LLVM hoist and spill round keys (not solved yet).
+/// memory operands, which Zen 3 runs at 80% of the register rate (same model). CTR runs 12
+/// registers at both xmm and ymm width in inline assembly ([`ctr_asm`]); in intrinsics a
+/// 12-block CTR made LLVM hoist and spill round keys.
 pub(crate) const XMM_VECS: usize = 12;
 
 /// Runs `$f::<NR>` with NR the schedule's round count as a const.

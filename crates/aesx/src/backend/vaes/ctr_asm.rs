@@ -4,38 +4,42 @@
 //!
 //! IMPLEMENTATION NOTE (issues 19 and 13): with 8 registers in flight (the intrinsic kernel of
 //! [`super::ctr`]) CTR ran at 86-90% of the AES rate on Zen 3: 8 chains of latency 4 at two
-//! AESENC a cycle leave no slack, so each iteration's counter setup and stores wait behind the
-//! previous iteration's rounds. 12 registers cured that for ECB and CBC decryption (issue 19),
-//! but a 12-register CTR in intrinsics made LLVM hoist and spill round keys. Here:
+//! AESENC a cycle leave no slack, so each iteration's counter setup waits behind the previous
+//! iteration's rounds. 12 registers cured that for ECB and CBC decryption (issue 19), but a
+//! 12-register CTR in intrinsics made LLVM hoist and spill round keys. Here:
 //!
 //! ```text
 //! r0-r11   the 12 counter registers through the AES rounds
-//! r12      round key of the current round (MOVDQU / VBROADCASTI128 from the schedule);
-//!          round key 0 during the counter setup
-//! r13      A: the block-order counter of the current group's aligned base
-//! r14      the next group's A
-//! r15      scratch: D, A ^ k0, the data of the last round
+//! r12      round key of the current round (MOVDQU / VBROADCASTI128 from the schedule)
+//! r15      the data of the last round (r13, r14 unused)
 //! ```
 //!
-//! Counter: exact 128-bit big-endian, branch-free (the counter may be secret). The 12
-//! registers are three groups of 4 registers (`G` = 4 blocks on xmm, 8 on ymm, a power of
-//! two), and each group is the "CTR counter blocks" trick of `aesni` with batch size `G`:
-//! block `k` of a group whose aligned base is `a` is `A ^ (D & W_k)`, `A = bswap(a)`,
-//! `D = A ^ bswap(a + G)` with the low bits of byte 15 set, `W_k` per call (from the offset
-//! `ctr mod G`, the same in every group; 4 registers' worth in a small table). The group bases
-//! are carried in two general registers (`add`/`adc`: the 128-bit carry), byte-swapped, stored
-//! to an 8-byte scratch slot and read back as 64-bit broadcast loads and a blend: no shuffle
-//! (Zen 3 runs shuffles and GPR-to-vector moves on pipes shared with AESENC; loads and blends
-//! are free of them). Per register that leaves a load, an AND and an XOR, as before.
+//! Counter: exact 128-bit big-endian, branch-free (the counter may be secret), built by
+//! scalar code one iteration ahead. While the AES units run iteration `i`, the integer units
+//! write the 12 or 24 counter blocks of iteration `i + 1` into [`Slots`] (per block: byte-swap
+//! and store the low qword, store the byte-swapped high qword, `add lo, 1`, and `cmovc` to
+//! switch the high qword to `bswap(hi + 1)` when the low one wraps; one wrap at most per call,
+//! since a call is far shorter than 2^64 blocks), one block per three AESENCs of the first
+//! rounds. Iteration `i + 1` then starts with 12 loads and 12 XORs with round key 0: one
+//! vector ALU operation per register before the rounds, where the selector scheme of the
+//! intrinsic kernel (`A ^ (D & W)`, `aesni` "CTR counter blocks") needs two plus per-group
+//! setup. Measured in a stand-alone copy of the loop on Zen 3 (AES-128, 16 KiB, best of 3000
+//! trials): the selector scheme with 12 registers ran at 9.4 GB/s (xmm) and 18.5 (ymm), the
+//! same loop without its counter arithmetic at 10.0 / 19.8, and this one at 10.1 / 20.0
+//! (aes-limit 10.29 / 20.58): every vector ALU operation in the loop can take an AES pipe's
+//! slot (Zen 3 issues simple vector integer operations on all four FP pipes, AESENC on two),
+//! while scalar code runs beside them. Building the next iteration's blocks with vector code
+//! instead (selectors, stored to the slots) was slower still (6.6-9.8 GB/s xmm, depending on
+//! where in the rounds it was placed).
 //!
 //! Data: the keystream XOR is folded into the last round (`aesenclast(x, k_last ^ data)`);
 //! each register's data is loaded before its result is stored, so in place (`src == dst`) is
 //! safe, and buffer to buffer needs no copy.
 //!
 //! Legacy SSE encodings on xmm (the `aesni` backend needs no AVX), VEX on ymm. No stack: the
-//! scratch slot and the selector table live in a caller's local ([`Ctx`]), the round keys are
-//! only ever in r12. Constant time: the loop count and the round count are public; no branch
-//! or address depends on data, key or counter.
+//! counter slots live in a caller's local, the round keys are only ever in r12 and the
+//! schedule. Constant time: the loop count and the round count are public; no branch or
+//! address depends on data, key or counter (`cmovc` is a data-independent select).
 
 use core::arch::asm;
 
