@@ -206,7 +206,11 @@ fn no_round_keys_left_after_use() {
     if let Ok(spec) = std::env::var(CHILD) {
         return child(&spec);
     }
-    let mode = if cfg!(feature = "rayon") { "threads" } else { "use" };
+    let mode = if cfg!(feature = "rayon") {
+        "threads"
+    } else {
+        "use"
+    };
     check("no_round_keys_left_after_use", mode);
 }
 

@@ -102,7 +102,6 @@ pub struct AesGcm {
     tag_len: u8,
 }
 
-
 impl fmt::Debug for AesGcm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AesGcm")
