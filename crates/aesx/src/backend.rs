@@ -314,7 +314,7 @@ pub(crate) type Big<T> = alloc::boxed::Box<T>;
 pub(crate) type Big<T> = T;
 
 #[inline]
-fn big<T>(x: T) -> Big<T> {
+pub(crate) fn big<T>(x: T) -> Big<T> {
     #[cfg(feature = "alloc")]
     return alloc::boxed::Box::new(x);
     #[cfg(not(feature = "alloc"))]
@@ -335,6 +335,10 @@ pub(crate) enum Keys {
 }
 
 impl Keys {
+    /// The all-zero hardware-layout schedule (a placeholder: no heap, nothing secret).
+    #[cfg(all(feature = "alloc", target_arch = "x86_64"))]
+    pub(crate) const ZERO: Keys = Keys::Hw(aesni::Keys::ZERO);
+
     /// The schedule of `key` (16/24/32 bytes, checked by the caller) for `backend`, which the
     /// caller has checked is available in `plan`. IMPLEMENTATION NOTE: inlined into the caller
     /// (and so into `Aes::new` in the user's crate): the hardware schedule is computed in
@@ -522,6 +526,68 @@ pub(crate) enum GhashKey {
     /// the xmm key too, for short messages and short AAD.
     #[cfg(target_arch = "x86_64")]
     Vclmul(vaes::gcm::Key),
+}
+
+/// The key material of an `AesGcm`: its AES schedule and GHASH key. Boxed when an allocator
+/// exists (feature `alloc`) and built in place in its heap block ([`GcmKeys::new`]), so neither
+/// building an `AesGcm` nor moving one (returning it, storing it in a struct) leaves a copy of
+/// round keys or key powers on the stack; zeroized when dropped (each field's own `Drop`).
+/// Without `alloc` it is inline and every move copies it, as with `Aes`.
+pub(crate) struct GcmKeys {
+    pub(crate) aes: crate::Aes,
+    pub(crate) ghash: GhashKey,
+}
+
+impl GcmKeys {
+    /// The keys of `key` (length checked) on `backend` (available in `plan`).
+    ///
+    /// IMPLEMENTATION NOTE (issue 14, key residue): the heap block is allocated first and
+    /// filled there: an all-zero GHASH key and an empty AES schedule (nothing secret), then
+    /// the AES schedule computed in registers and stored once into the block
+    /// (`Aes::fill_checked`, inlined), then H and its powers computed in place. Building the
+    /// value in a local and returning it (before) left one copy of the schedule and of H in a
+    /// dead frame, and a value built before the allocation travels to the heap by `memcpy`
+    /// (`tests/residue.rs`, `no_round_keys_left_after_construction`).
+    #[inline(always)]
+    pub(crate) fn new(key: &[u8], backend: Backend, plan: Plan) -> Big<GcmKeys> {
+        #[cfg(all(feature = "alloc", target_arch = "x86_64"))]
+        let mut k = {
+            let mut b = alloc::boxed::Box::<GcmKeys>::new_uninit();
+            let p = b.as_mut_ptr();
+            // SAFETY: `p` points to this box's memory, valid and aligned for a `GcmKeys`; both
+            // fields are written (without reading or dropping what was there) before
+            // `assume_init`; `fill_checked` then overwrites the initialised placeholder.
+            unsafe {
+                core::ptr::addr_of_mut!((*p).ghash).write(GhashKey::empty(backend));
+                core::ptr::addr_of_mut!((*p).aes).write(crate::Aes::PLACEHOLDER);
+                (*p).aes.fill_checked(key, backend, plan);
+                b.assume_init()
+            }
+        };
+        #[cfg(not(all(feature = "alloc", target_arch = "x86_64")))]
+        let mut k = big(GcmKeys {
+            aes: crate::Aes::build_checked(key, backend, plan),
+            ghash: GhashKey::empty(backend),
+        });
+        k.init_ghash();
+        k
+    }
+
+    /// The keys around an existing AES schedule (moved in: a move leaves a copy behind).
+    pub(crate) fn from_aes(aes: crate::Aes) -> Big<GcmKeys> {
+        let mut k = big(GcmKeys {
+            ghash: GhashKey::empty(aes.backend()),
+            aes,
+        });
+        k.init_ghash();
+        k
+    }
+
+    #[inline]
+    fn init_ghash(&mut self) {
+        let (b, keys) = self.aes.kernels();
+        self.ghash.init(b, keys);
+    }
 }
 
 impl GhashKey {

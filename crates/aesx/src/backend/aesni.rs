@@ -554,10 +554,17 @@ pub(crate) unsafe fn expand_inline(key: &[u8], v: Variant) -> Keys {
         (32, Variant::Assist) => run256!(assist, key),
         (32, Variant::Enclast) => run256!(enclast, key),
         _ => {
-            // Expanded in a local (wiped when dropped), then through registers like the others.
+            // Expanded in a local, then through registers like the others. The local is wiped
+            // here, inline (the cached plan: `plan()` ran before any key setup), and not by its
+            // `Drop`, whose `plan()` may be a call: with the 15 round keys live in registers
+            // around it, LLVM spilled them to the stack (`tests/residue.rs`, construction
+            // only, found AES-192's round key 12 there).
             let mut tmp = Keys::ZERO;
             expand_into(key, v, &mut tmp);
-            load_regs(&tmp)
+            let regs = load_regs(&tmp);
+            wipe_slots_with(&mut tmp.enc, 13, crate::backend::plan_cached().avx());
+            core::mem::forget(tmp);
+            regs
         }
     };
     Keys {

@@ -47,7 +47,7 @@ use core::fmt;
 
 use zeroize::Zeroize;
 
-use crate::backend::{self, GhashKey};
+use crate::backend::{self, Big, GcmKeys};
 use crate::{Aes, Backend, Error, ErrorKind};
 
 /// Largest message under one nonce, in bytes: (2^32 - 2) blocks.
@@ -98,16 +98,15 @@ impl fmt::Debug for Tag {
 ///
 /// Immutable and `Sync`: one key may seal and open on many threads at once.
 pub struct AesGcm {
-    aes: Aes,
-    ghash: GhashKey,
+    k: Big<GcmKeys>,
     tag_len: u8,
 }
 
 impl fmt::Debug for AesGcm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AesGcm")
-            .field("backend", &self.aes.backend())
-            .field("key_bits", &self.aes.key_bits())
+            .field("backend", &self.k.aes.backend())
+            .field("key_bits", &self.k.aes.key_bits())
             .field("tag_len", &self.tag_len)
             .finish_non_exhaustive()
     }
@@ -174,34 +173,20 @@ impl AesGcm {
         if !plan.has(backend) {
             return Err(Error::new(ErrorKind::BackendUnavailable));
         }
-        // IMPLEMENTATION NOTE: as `Aes::with_backend`: the AES schedule is computed in
-        // registers and stored once, inside the value returned (`Aes::build_checked`), and the
-        // GHASH powers are computed in place there; nothing is built elsewhere and moved (a
-        // move leaves a copy of the key material on the stack).
-        let mut out = Ok(AesGcm {
-            aes: Aes::build_checked(key, backend, plan),
-            ghash: GhashKey::empty(backend),
-            tag_len: 16,
-        });
-        if let Ok(g) = &mut out {
-            let (b, keys) = g.aes.kernels();
-            g.ghash.init(b, keys);
-        }
-        out
+        // Built where it lives (in its heap block when there is an allocator): no copy of the
+        // schedule or of H is left on the stack (`GcmKeys::new`).
+        let k = GcmKeys::new(key, backend, plan);
+        Ok(AesGcm { k, tag_len: 16 })
     }
 
     /// A GCM key from an expanded AES key (computes H and its powers). `aes` is moved into
     /// the new value: like any move of an [`Aes`], that leaves a copy of the schedule where
     /// `aes` was; [`AesGcm::new`] and [`AesGcm::with_backend`] do not.
     pub fn from_aes(aes: Aes) -> AesGcm {
-        let mut g = AesGcm {
-            ghash: GhashKey::empty(aes.backend()),
-            aes,
+        AesGcm {
+            k: GcmKeys::from_aes(aes),
             tag_len: 16,
-        };
-        let (b, keys) = g.aes.kernels();
-        g.ghash.init(b, keys);
-        g
+        }
     }
 
     /// The same key with another tag length: 16 (the default), 15, 14, 13, 12, 8 or 4 bytes;
@@ -222,30 +207,30 @@ impl AesGcm {
 
     /// The backend the AES schedule runs on.
     pub fn backend(&self) -> Backend {
-        self.aes.backend()
+        self.k.aes.backend()
     }
 
     /// 128, 192 or 256.
     pub fn key_bits(&self) -> u32 {
-        self.aes.key_bits()
+        self.k.aes.key_bits()
     }
 
     /// The AES key underneath.
     pub fn cipher(&self) -> &Aes {
-        &self.aes
+        &self.k.aes
     }
 
     /// The GHASH kernel in use: "vclmul" (VPCLMULQDQ, the fused VAES kernel of `vaes256`),
     /// "clmul" (PCLMULQDQ), "avx2" (constant-time integer multiplies on AVX2 lanes) or "soft"
     /// (constant-time scalar integer multiplies).
     pub fn ghash_kernel(&self) -> &'static str {
-        self.ghash.kind()
+        self.k.ghash.kind()
     }
 
     // ---- internals shared by one-shot and streaming code ----
 
     fn ghash_whole(&self, acc: &mut u128, data: &[u8]) {
-        backend::ghash(&self.ghash, acc, data)
+        backend::ghash(&self.k.ghash, acc, data)
     }
 
     /// Hashes `data` zero-padded to whole blocks.
@@ -280,18 +265,18 @@ impl AesGcm {
     }
 
     fn xor_keystream(&self, ctr: &[u8; 16], blocks: &mut [u8]) {
-        let (b, keys) = self.aes.kernels();
+        let (b, keys) = self.k.aes.kernels();
         backend::ctr32_xor(b, keys, ctr, blocks)
     }
 
     /// The full 16-byte tag E(J0) ^ S after the lengths block.
     fn tag16(&self, j0: &[u8; 16], acc: &mut u128, aad_len: u64, msg_len: u64) -> [u8; 16] {
-        let (b, keys) = self.aes.kernels();
+        let (b, keys) = self.k.aes.kernels();
         let lengths = lengths_block(aad_len, msg_len);
         let t = backend::gcm_finish(
             b,
             keys,
-            &self.ghash,
+            &self.k.ghash,
             j0,
             j0,
             acc,
@@ -314,7 +299,7 @@ impl AesGcm {
     /// The short-message path: message and AAD copied into zero-padded stack blocks, one
     /// kernel call for keystream, GHASH and tag.
     fn crypt_small(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8], seal: bool) -> [u8; 16] {
-        let (b, keys) = self.aes.kernels();
+        let (b, keys) = self.k.aes.kernels();
         let mut a = [0u8; backend::SMALL_AAD];
         a[..aad.len()].copy_from_slice(aad);
         let mut m = [0u8; backend::SMALL_MSG];
@@ -324,7 +309,7 @@ impl AesGcm {
         let t = backend::gcm_small(
             b,
             keys,
-            &self.ghash,
+            &self.k.ghash,
             j0,
             &a[..na],
             &mut m[..nm],
@@ -342,7 +327,7 @@ impl AesGcm {
         if buf.len() <= backend::SMALL_MSG && aad.len() <= backend::SMALL_AAD {
             return self.crypt_small(j0, aad, buf, seal);
         }
-        let (b, keys) = self.aes.kernels();
+        let (b, keys) = self.k.aes.kernels();
         let mut acc = 0u128;
         // Short AAD (a record header, a nonce) goes into the data kernel's call, zero-padded on
         // the stack; longer AAD is hashed by its own call.
@@ -367,7 +352,7 @@ impl AesGcm {
         let tag = backend::gcm_oneshot(
             b,
             keys,
-            &self.ghash,
+            &self.k.ghash,
             j0,
             &ctr,
             &inc32(&ctr, (whole / 16) as u32),
@@ -670,12 +655,12 @@ impl Stream {
         let whole = buf.len() / 16 * 16;
         let (body, tail) = buf.split_at_mut(whole);
         if !body.is_empty() {
-            let (b, keys) = gcm.aes.kernels();
+            let (b, keys) = gcm.k.aes.kernels();
             let aad = aad_tail.as_ref().map_or(&[][..], |b| &b[..]);
             if seal {
-                backend::gcm_seal(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, aad, body);
+                backend::gcm_seal(b, keys, &gcm.k.ghash, &self.ctr, &mut self.acc, aad, body);
             } else {
-                backend::gcm_open(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, aad, body);
+                backend::gcm_open(b, keys, &gcm.k.ghash, &self.ctr, &mut self.acc, aad, body);
             }
             self.ctr = inc32(&self.ctr, (whole / 16) as u32);
         }
