@@ -465,8 +465,14 @@ impl Ctx {
         if out.cap < input.len {
             return Err(Reason::OUT_SMALL);
         }
-        let data = match out.take_disjoint(input) {
-            // Separate input and output buffers: the whole blocks in one pass, no copy.
+        // Separate input and output buffers of a call long enough for the kernel (shorter ones
+        // take the keystream memo after a copy anyway): the whole blocks in one pass, no copy.
+        let disjoint = if input.len >= KS_BYTES {
+            out.take_disjoint(input)
+        } else {
+            None
+        };
+        let data = match disjoint {
             Some((src, dst)) => {
                 self.ctr_b2b(src, dst)?;
                 dst
