@@ -453,11 +453,19 @@ macro_rules! dispatch {
                         return;
                     })?
                     match backend {
-                        Backend::Vaes512 => vaes512::$name(k, $($arg),*),
-                        Backend::Vaes256 => vaes256::$name(k, $($arg),*),
-                        _ => aesni::$name(k, $($arg),*),
+                        Backend::Vaes512 => {
+                            vaes512::$name(k, $($arg),*);
+                            aesni::wipe_stack();
+                        }
+                        Backend::Vaes256 => {
+                            vaes256::$name(k, $($arg),*);
+                            aesni::wipe_stack_xy();
+                        }
+                        _ => {
+                            aesni::$name(k, $($arg),*);
+                            aesni::wipe_stack_xy();
+                        }
                     }
-                    aesni::wipe_stack();
                 }
             }
         }
@@ -1279,7 +1287,7 @@ mod stack_depth {
         std::eprintln!(
             "stack depths: AES kernels {aes_kernels} B (wipe {}), GCM kernels {gcm_kernels} B \
              (wipe {}), AesGcm::build {key_setup} B (wipe {})",
-            aesni::WIPE,
+            aesni::WIPE_XY,
             aesni::GCM_WIPE,
             aesni::KEY_SETUP_WIPE
         );
