@@ -311,7 +311,7 @@ pub(crate) type Big<T> = alloc::boxed::Box<T>;
 pub(crate) type Big<T> = T;
 
 #[inline]
-fn big<T>(x: T) -> Big<T> {
+pub(crate) fn big<T>(x: T) -> Big<T> {
     #[cfg(feature = "alloc")]
     return alloc::boxed::Box::new(x);
     #[cfg(not(feature = "alloc"))]
@@ -332,6 +332,10 @@ pub(crate) enum Keys {
 }
 
 impl Keys {
+    /// The all-zero hardware-layout schedule (a placeholder: no heap, nothing secret).
+    #[cfg(all(feature = "alloc", target_arch = "x86_64"))]
+    pub(crate) const ZERO: Keys = Keys::Hw(aesni::Keys::ZERO);
+
     /// The schedule of `key` (16/24/32 bytes, checked by the caller) for `backend`, which the
     /// caller has checked is available in `plan`. IMPLEMENTATION NOTE: inlined into the caller
     /// (and so into `Aes::new` in the user's crate): the hardware schedule is computed in
@@ -502,6 +506,68 @@ pub(crate) enum GhashKey {
     Vclmul(vaes::gcm::Key),
 }
 
+/// The key material of an `AesGcm`: its AES schedule and GHASH key. Boxed when an allocator
+/// exists (feature `alloc`) and built in place in its heap block ([`GcmKeys::new`]), so neither
+/// building an `AesGcm` nor moving one (returning it, storing it in a struct) leaves a copy of
+/// round keys or key powers on the stack; zeroized when dropped (each field's own `Drop`).
+/// Without `alloc` it is inline and every move copies it, as with `Aes`.
+pub(crate) struct GcmKeys {
+    pub(crate) aes: crate::Aes,
+    pub(crate) ghash: GhashKey,
+}
+
+impl GcmKeys {
+    /// The keys of `key` (length checked) on `backend` (available in `plan`).
+    ///
+    /// IMPLEMENTATION NOTE (issue 14, key residue): the heap block is allocated first and
+    /// filled there: an all-zero GHASH key and an empty AES schedule (nothing secret), then
+    /// the AES schedule computed in registers and stored once into the block
+    /// (`Aes::fill_checked`, inlined), then H and its powers computed in place. Building the
+    /// value in a local and returning it (before) left one copy of the schedule and of H in a
+    /// dead frame, and a value built before the allocation travels to the heap by `memcpy`
+    /// (`tests/residue.rs`, `no_round_keys_left_after_construction`).
+    #[inline(always)]
+    pub(crate) fn new(key: &[u8], backend: Backend, plan: Plan) -> Big<GcmKeys> {
+        #[cfg(all(feature = "alloc", target_arch = "x86_64"))]
+        let mut k = {
+            let mut b = alloc::boxed::Box::<GcmKeys>::new_uninit();
+            let p = b.as_mut_ptr();
+            // SAFETY: `p` points to this box's memory, valid and aligned for a `GcmKeys`; both
+            // fields are written (without reading or dropping what was there) before
+            // `assume_init`; `fill_checked` then overwrites the initialised placeholder.
+            unsafe {
+                core::ptr::addr_of_mut!((*p).ghash).write(GhashKey::empty(backend));
+                core::ptr::addr_of_mut!((*p).aes).write(crate::Aes::PLACEHOLDER);
+                (*p).aes.fill_checked(key, backend, plan);
+                b.assume_init()
+            }
+        };
+        #[cfg(not(all(feature = "alloc", target_arch = "x86_64")))]
+        let mut k = big(GcmKeys {
+            aes: crate::Aes::build_checked(key, backend, plan),
+            ghash: GhashKey::empty(backend),
+        });
+        k.init_ghash();
+        k
+    }
+
+    /// The keys around an existing AES schedule (moved in: a move leaves a copy behind).
+    pub(crate) fn from_aes(aes: crate::Aes) -> Big<GcmKeys> {
+        let mut k = big(GcmKeys {
+            ghash: GhashKey::empty(aes.backend()),
+            aes,
+        });
+        k.init_ghash();
+        k
+    }
+
+    #[inline]
+    fn init_ghash(&mut self) {
+        let (b, keys) = self.aes.kernels();
+        self.ghash.init(b, keys);
+    }
+}
+
 impl GhashKey {
     /// An all-zero key of the layout `backend` pairs with on this CPU, for [`GhashKey::init`]
     /// (built where it will live, then filled: a key is never moved, so no copy is left).
@@ -578,22 +644,6 @@ impl GhashKey {
             GhashKey::Vclmul(_) => "vclmul",
         }
     }
-}
-
-/// Wipes the stack below the caller after an out-of-line GCM key construction on `backend`
-/// (`AesGcm::with_backend`, `from_aes`): see [`aesni::KEY_SETUP_WIPE`]. Nothing to do for
-/// the software layouts (built on the heap, and not found on the stack by `tests/residue.rs`).
-#[inline(always)]
-pub(crate) fn wipe_after_key_setup(backend: Backend) {
-    #[cfg(target_arch = "x86_64")]
-    if matches!(
-        backend,
-        Backend::Aesni | Backend::Vaes256 | Backend::Vaes512
-    ) {
-        aesni::wipe_stack_key_setup();
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = backend;
 }
 
 /// `acc <- GHASH update over data` (whole blocks).
@@ -831,10 +881,11 @@ pub(crate) fn gcm_finish(
 ///
 /// IMPLEMENTATION NOTE: session 3 measured this single wipe faster (96 B seal 120 ns against
 /// 146) but `tests/residue.rs` then found round keys and H*x on the stack. Their source was
-/// not these kernels but `AesGcm::with_backend`'s own frame (a key built and copied there,
-/// never wiped), which the full 1.5 KiB wipe after `gcm_finish` happened to reach; that
-/// frame is now wiped where the key is built, and `stack_depth::kernels_stay_within_their_wipes`
-/// checks that every GCM kernel stays inside [`aesni::GCM_WIPE`].
+/// not these kernels but the `AesGcm` construction (the key assembled in `with_backend`'s
+/// frame and copied out, never wiped), which the full 1.5 KiB wipe after `gcm_finish`
+/// happened to reach; the key is now built in place in its heap block (`GcmKeys::new`), and
+/// `stack_depth::kernels_stay_within_their_wipes` checks that every GCM kernel stays inside
+/// [`aesni::GCM_WIPE`].
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub(crate) fn gcm_oneshot(
@@ -1273,35 +1324,20 @@ mod stack_depth {
             std::eprintln!("stack depth of {name}: {d} B");
             gcm_kernels = gcm_kernels.max(d);
         }
-        let mut key_setup = 0;
-        for kl in [16, 24, 32] {
-            for b in [Backend::Aesni, Backend::Vaes256] {
-                if b.is_available() {
-                    key_setup = key_setup.max(depth(|| {
-                        core::hint::black_box(AesGcm::build(&data(kl), b).unwrap());
-                    }));
-                }
-            }
-        }
         let _ = &mut acc;
         std::eprintln!(
             "stack depths: AES kernels {aes_kernels} B (wipe {}), GCM kernels {gcm_kernels} B \
-             (wipe {}), AesGcm::build {key_setup} B (wipe {})",
+             (wipe {})",
             aesni::WIPE_XY,
             aesni::GCM_WIPE,
-            aesni::KEY_SETUP_WIPE
         );
         assert!(
-            aes_kernels + SLACK <= aesni::WIPE,
+            aes_kernels + SLACK <= aesni::WIPE_XY,
             "AES kernels {aes_kernels} B deep"
         );
         assert!(
             gcm_kernels + SLACK <= aesni::GCM_WIPE,
             "GCM kernels {gcm_kernels} B deep"
-        );
-        assert!(
-            key_setup + SLACK <= aesni::KEY_SETUP_WIPE,
-            "AesGcm::build {key_setup} B deep"
         );
     }
 }

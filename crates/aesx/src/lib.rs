@@ -141,6 +141,30 @@ impl Aes {
         }
     }
 
+    /// A placeholder to build a schedule in place with [`Aes::fill_checked`]: the all-zero
+    /// hardware-layout schedule, which owns no heap memory and holds nothing secret.
+    #[cfg(all(feature = "alloc", target_arch = "x86_64"))]
+    pub(crate) const PLACEHOLDER: Aes = Aes {
+        backend: Backend::Aesni,
+        key_bits: 0,
+        keys: core::mem::ManuallyDrop::new(backend::Keys::ZERO),
+    };
+
+    /// Writes the schedule of `key` (as [`Aes::build_checked`]) over a [`Aes::PLACEHOLDER`],
+    /// in place. The placeholder is overwritten without being dropped (it has nothing to
+    /// free or wipe), so nothing runs between computing the round keys in registers and
+    /// storing them here: a drop in between (a call on some paths) made LLVM spill the new
+    /// round keys to the stack around it.
+    #[cfg(all(feature = "alloc", target_arch = "x86_64"))]
+    #[inline(always)]
+    pub(crate) fn fill_checked(&mut self, key: &[u8], backend: Backend, plan: backend::Plan) {
+        debug_assert!(self.key_bits == 0, "fill_checked on a built schedule");
+        // Assigning a `ManuallyDrop` does not drop the old value.
+        self.keys = core::mem::ManuallyDrop::new(backend::Keys::new(backend, key, plan));
+        self.backend = backend;
+        self.key_bits = key.len() as u32 * 8;
+    }
+
     /// The backend this key schedule runs on.
     pub fn backend(&self) -> Backend {
         self.backend

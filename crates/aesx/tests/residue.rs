@@ -105,11 +105,34 @@ fn use_key(backend: Backend, key: &[u8], threads: bool) {
 
 /// Calls `use_key` below a 64 KiB stack pad that is written first (so its pages are mapped).
 #[inline(never)]
-fn deep(backend: Backend, key: &[u8], threads: bool) {
+fn deep(backend: Backend, key: &[u8], mode: &str) {
     let mut pad = [0u8; 64 * 1024];
     std::hint::black_box(&mut pad);
-    use_key(backend, key, threads);
+    match mode {
+        "construct" => construct_only(backend, key),
+        _ => use_key(backend, key, mode == "threads"),
+    }
     std::hint::black_box(&pad);
+}
+
+/// Builds the keys and drops them with no operation in between: no kernel call follows whose
+/// stack wipe would cover what construction itself left behind.
+#[inline(never)]
+fn construct_only(backend: Backend, key: &[u8]) {
+    let only = std::env::var("AESX_RESIDUE_ONLY").unwrap_or_default();
+    let on = |s: &str| only.is_empty() || only.split(',').any(|o| o == s);
+    if on("aes") {
+        let aes_slot = Aes::with_backend(key, backend);
+        std::hint::black_box(aes_slot.as_ref().unwrap());
+    }
+    if on("gcm") {
+        let g_slot = aesx::AesGcm::with_backend(key, backend);
+        std::hint::black_box(g_slot.as_ref().unwrap());
+    }
+    if on("gcm_new") {
+        let g_slot = aesx::AesGcm::new(key);
+        std::hint::black_box(g_slot.as_ref().unwrap());
+    }
 }
 
 /// Counts occurrences of each masked needle in the child's writable private mappings.
@@ -157,9 +180,9 @@ fn child(spec: &str) {
     let mut it = spec.split(':');
     let backend: Backend = it.next().unwrap().parse().unwrap();
     let key = unhex(it.next().unwrap());
-    let threads = it.next().unwrap() == "1";
+    let mode = it.next().unwrap().to_string();
     let needles: Vec<[u8; 16]> = it.map(|h| unhex(h).try_into().unwrap()).collect();
-    deep(backend, &key, threads);
+    deep(backend, &key, &mode);
     for (k, region) in scan(&needles) {
         println!("RESIDUE needle {k} in {region}");
     }
@@ -183,6 +206,26 @@ fn no_round_keys_left_after_use() {
     if let Ok(spec) = std::env::var(CHILD) {
         return child(&spec);
     }
+    let mode = if cfg!(feature = "rayon") {
+        "threads"
+    } else {
+        "use"
+    };
+    check("no_round_keys_left_after_use", mode);
+}
+
+/// `AesGcm::new` / `with_backend` (and `Aes::with_backend`) then drop, nothing else: what
+/// construction alone leaves (the test above also runs kernels, whose stack wipes would hide it).
+#[test]
+fn no_round_keys_left_after_construction() {
+    if let Ok(spec) = std::env::var(CHILD) {
+        return child(&spec);
+    }
+    check("no_round_keys_left_after_construction", "construct");
+}
+
+/// Runs `test` as a child per backend and key size in `mode`; fails on any needle found.
+fn check(test: &str, mode: &str) {
     let mut failures = Vec::new();
     for backend in Backend::available() {
         for (i, kl) in [16usize, 24, 32].into_iter().enumerate() {
@@ -212,21 +255,15 @@ fn no_round_keys_left_after_use() {
                     hex(&m)
                 })
                 .collect();
-            let threads = cfg!(feature = "rayon");
             let spec = format!(
                 "{}:{}:{}:{}",
                 backend.name(),
                 hex(&key),
-                threads as u8,
+                mode,
                 masked.join(":")
             );
             let out = Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "--exact",
-                    "no_round_keys_left_after_use",
-                    "--nocapture",
-                    "--test-threads=1",
-                ])
+                .args(["--exact", test, "--nocapture", "--test-threads=1"])
                 .env(CHILD, spec)
                 .output()
                 .unwrap();

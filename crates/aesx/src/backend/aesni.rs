@@ -553,10 +553,17 @@ pub(crate) unsafe fn expand_inline(key: &[u8], v: Variant) -> Keys {
         (32, Variant::Assist) => run256!(assist, key),
         (32, Variant::Enclast) => run256!(enclast, key),
         _ => {
-            // Expanded in a local (wiped when dropped), then through registers like the others.
+            // Expanded in a local, then through registers like the others. The local is wiped
+            // here, inline (the cached plan: `plan()` ran before any key setup), and not by its
+            // `Drop`, whose `plan()` may be a call: with the 15 round keys live in registers
+            // around it, LLVM spilled them to the stack (`tests/residue.rs`, construction
+            // only, found AES-192's round key 12 there).
             let mut tmp = Keys::ZERO;
             expand_into(key, v, &mut tmp);
-            load_regs(&tmp)
+            let regs = load_regs(&tmp);
+            wipe_slots_with(&mut tmp.enc, 13, crate::backend::plan_cached().avx());
+            core::mem::forget(tmp);
+            regs
         }
     };
     Keys {
@@ -1079,22 +1086,11 @@ pub(crate) const GCM_WIPE: usize = 768;
 /// blocks of seal/open, the short-message path, the end of a message). A store-bound loop:
 /// the full 1.5 KiB wipe was a quarter of a 16-byte seal and 10% of a 1 KiB one. Until
 /// session 4 `gcm_finish` kept the full wipe because `tests/residue.rs` found round keys 1-1.25
-/// KiB below the caller without it; their source was `AesGcm::with_backend`'s own frame (see
-/// there), not a kernel.
+/// KiB below the caller without it; their source was the `AesGcm` construction (since
+/// session 4 built in place in its heap block, `backend::GcmKeys::new`), not a kernel.
 #[inline(always)]
 pub(crate) fn wipe_stack_gcm() {
     wipe_below::<{ GCM_WIPE / 16 }>();
-}
-
-/// Bytes of stack [`wipe_stack_key_setup`] clears after an `AesGcm` is built out of line
-/// (`AesGcm::build`, 4.8 KiB measured): more than its measured depth
-/// (`backend::stack_depth::kernels_stay_within_their_wipes` fails if it outgrows this).
-pub(crate) const KEY_SETUP_WIPE: usize = 5632;
-
-/// [`wipe_stack`] over [`KEY_SETUP_WIPE`] bytes.
-#[inline(always)]
-pub(crate) fn wipe_stack_key_setup() {
-    wipe_below::<{ KEY_SETUP_WIPE / 16 }>();
 }
 
 /// Zeros `B` 16-byte blocks of stack below the caller's frame: its own frame is a pad of that

@@ -47,7 +47,7 @@ use core::fmt;
 
 use zeroize::Zeroize;
 
-use crate::backend::{self, GhashKey};
+use crate::backend::{self, Big, GcmKeys};
 use crate::{Aes, Backend, Error, ErrorKind};
 
 /// Largest message under one nonce, in bytes: (2^32 - 2) blocks.
@@ -98,16 +98,15 @@ impl fmt::Debug for Tag {
 ///
 /// Immutable and `Sync`: one key may seal and open on many threads at once.
 pub struct AesGcm {
-    aes: Aes,
-    ghash: GhashKey,
+    k: Big<GcmKeys>,
     tag_len: u8,
 }
 
 impl fmt::Debug for AesGcm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AesGcm")
-            .field("backend", &self.aes.backend())
-            .field("key_bits", &self.aes.key_bits())
+            .field("backend", &self.k.aes.backend())
+            .field("key_bits", &self.k.aes.key_bits())
             .field("tag_len", &self.tag_len)
             .finish_non_exhaustive()
     }
@@ -167,26 +166,6 @@ impl AesGcm {
     /// A GCM key on a chosen backend ([`ErrorKind::BackendUnavailable`] if this CPU cannot
     /// run it).
     pub fn with_backend(key: &[u8], backend: Backend) -> Result<AesGcm, Error> {
-        let out = AesGcm::build(key, backend);
-        // IMPLEMENTATION NOTE (key residue): `build` assembles the schedule and the key powers
-        // in its own 3.2 KiB frame (LLVM keeps the 15 round keys, the whole 1.3 KiB value and
-        // two partial copies there) and copies the result out. Before session 4 that frame
-        // was this function's own, never wiped: `tests/residue.rs` found round keys and H*x
-        // there, 1-1.25 KiB below a caller that used the key, only because the 1.5 KiB wipe
-        // after `gcm_finish` happened to reach that deep. Now the stack below this frame is
-        // wiped here, over the depth `build` is measured to reach (`backend::stack_depth`
-        // fails if it outgrows the wipe). What is left is the one copy of the returned value
-        // in this function's own frame (LLVM does not build it in place in the caller's, nor
-        // when this function is inlined): 1.3 KiB directly below the caller, which the wipes
-        // after the kernels of any later use overwrite, but a key built and dropped unused
-        // leaves it (see the README).
-        backend::wipe_after_key_setup(backend);
-        out
-    }
-
-    /// [`AesGcm::with_backend`] without the stack wipe (out of line: the frame to wipe).
-    #[inline(never)]
-    pub(crate) fn build(key: &[u8], backend: Backend) -> Result<AesGcm, Error> {
         let plan = backend::plan();
         if !matches!(key.len(), 16 | 24 | 32) {
             return Err(Error::new(ErrorKind::InvalidKeyLength));
@@ -194,43 +173,20 @@ impl AesGcm {
         if !plan.has(backend) {
             return Err(Error::new(ErrorKind::BackendUnavailable));
         }
-        // IMPLEMENTATION NOTE: as `Aes::with_backend`: the AES schedule is computed in
-        // registers and stored once, inside the value returned (`Aes::build_checked`), and the
-        // GHASH powers are computed in place there; nothing is built elsewhere and moved (a
-        // move leaves a copy of the key material on the stack).
-        let mut out = Ok(AesGcm {
-            aes: Aes::build_checked(key, backend, plan),
-            ghash: GhashKey::empty(backend),
-            tag_len: 16,
-        });
-        if let Ok(g) = &mut out {
-            let (b, keys) = g.aes.kernels();
-            g.ghash.init(b, keys);
-        }
-        out
+        // Built where it lives (in its heap block when there is an allocator): no copy of the
+        // schedule or of H is left on the stack (`GcmKeys::new`).
+        let k = GcmKeys::new(key, backend, plan);
+        Ok(AesGcm { k, tag_len: 16 })
     }
 
     /// A GCM key from an expanded AES key (computes H and its powers). `aes` is moved into
     /// the new value: like any move of an [`Aes`], that leaves a copy of the schedule where
     /// `aes` was; [`AesGcm::new`] and [`AesGcm::with_backend`] do not.
     pub fn from_aes(aes: Aes) -> AesGcm {
-        let b = aes.backend();
-        let g = AesGcm::from_aes_unwiped(aes);
-        backend::wipe_after_key_setup(b);
-        g
-    }
-
-    /// [`AesGcm::from_aes`] without the stack wipe (out of line: the frame to wipe).
-    #[inline(never)]
-    fn from_aes_unwiped(aes: Aes) -> AesGcm {
-        let mut g = AesGcm {
-            ghash: GhashKey::empty(aes.backend()),
-            aes,
+        AesGcm {
+            k: GcmKeys::from_aes(aes),
             tag_len: 16,
-        };
-        let (b, keys) = g.aes.kernels();
-        g.ghash.init(b, keys);
-        g
+        }
     }
 
     /// The same key with another tag length: 16 (the default), 15, 14, 13, 12, 8 or 4 bytes;
@@ -251,36 +207,36 @@ impl AesGcm {
 
     /// The backend the AES schedule runs on.
     pub fn backend(&self) -> Backend {
-        self.aes.backend()
+        self.k.aes.backend()
     }
 
     /// 128, 192 or 256.
     pub fn key_bits(&self) -> u32 {
-        self.aes.key_bits()
+        self.k.aes.key_bits()
     }
 
     /// The AES key underneath.
     pub fn cipher(&self) -> &Aes {
-        &self.aes
+        &self.k.aes
     }
 
     /// The GHASH kernel in use: "vclmul" (VPCLMULQDQ, the fused VAES kernel of `vaes256`),
     /// "clmul" (PCLMULQDQ), "avx2" (constant-time integer multiplies on AVX2 lanes) or "soft"
     /// (constant-time scalar integer multiplies).
     pub fn ghash_kernel(&self) -> &'static str {
-        self.ghash.kind()
+        self.k.ghash.kind()
     }
 
     /// The GHASH key (tests of the kernels underneath).
     #[cfg(test)]
     pub(crate) fn ghash_key(&self) -> &backend::GhashKey {
-        &self.ghash
+        &self.k.ghash
     }
 
     // ---- internals shared by one-shot and streaming code ----
 
     fn ghash_whole(&self, acc: &mut u128, data: &[u8]) {
-        backend::ghash(&self.ghash, acc, data)
+        backend::ghash(&self.k.ghash, acc, data)
     }
 
     /// Hashes `data` zero-padded to whole blocks.
@@ -315,18 +271,18 @@ impl AesGcm {
     }
 
     fn xor_keystream(&self, ctr: &[u8; 16], blocks: &mut [u8]) {
-        let (b, keys) = self.aes.kernels();
+        let (b, keys) = self.k.aes.kernels();
         backend::ctr32_xor(b, keys, ctr, blocks)
     }
 
     /// The full 16-byte tag E(J0) ^ S after the lengths block.
     fn tag16(&self, j0: &[u8; 16], acc: &mut u128, aad_len: u64, msg_len: u64) -> [u8; 16] {
-        let (b, keys) = self.aes.kernels();
+        let (b, keys) = self.k.aes.kernels();
         let lengths = lengths_block(aad_len, msg_len);
         let t = backend::gcm_finish(
             b,
             keys,
-            &self.ghash,
+            &self.k.ghash,
             j0,
             j0,
             acc,
@@ -349,7 +305,7 @@ impl AesGcm {
     /// The short-message path: message and AAD copied into zero-padded stack blocks, one
     /// kernel call for keystream, GHASH and tag.
     fn crypt_small(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8], seal: bool) -> [u8; 16] {
-        let (b, keys) = self.aes.kernels();
+        let (b, keys) = self.k.aes.kernels();
         let mut a = [0u8; backend::SMALL_AAD];
         a[..aad.len()].copy_from_slice(aad);
         let mut m = [0u8; backend::SMALL_MSG];
@@ -359,7 +315,7 @@ impl AesGcm {
         let t = backend::gcm_small(
             b,
             keys,
-            &self.ghash,
+            &self.k.ghash,
             j0,
             &a[..na],
             &mut m[..nm],
@@ -377,7 +333,7 @@ impl AesGcm {
         if buf.len() <= backend::SMALL_MSG && aad.len() <= backend::SMALL_AAD {
             return self.crypt_small(j0, aad, buf, seal);
         }
-        let (b, keys) = self.aes.kernels();
+        let (b, keys) = self.k.aes.kernels();
         let mut acc = 0u128;
         // Short AAD (a record header, a nonce) goes into the data kernel's call, zero-padded on
         // the stack; longer AAD is hashed by its own call.
@@ -402,7 +358,7 @@ impl AesGcm {
         let tag = backend::gcm_oneshot(
             b,
             keys,
-            &self.ghash,
+            &self.k.ghash,
             j0,
             &ctr,
             &inc32(&ctr, (whole / 16) as u32),
@@ -705,12 +661,12 @@ impl Stream {
         let whole = buf.len() / 16 * 16;
         let (body, tail) = buf.split_at_mut(whole);
         if !body.is_empty() {
-            let (b, keys) = gcm.aes.kernels();
+            let (b, keys) = gcm.k.aes.kernels();
             let aad = aad_tail.as_ref().map_or(&[][..], |b| &b[..]);
             if seal {
-                backend::gcm_seal(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, aad, body);
+                backend::gcm_seal(b, keys, &gcm.k.ghash, &self.ctr, &mut self.acc, aad, body);
             } else {
-                backend::gcm_open(b, keys, &gcm.ghash, &self.ctr, &mut self.acc, aad, body);
+                backend::gcm_open(b, keys, &gcm.k.ghash, &self.ctr, &mut self.acc, aad, body);
             }
             self.ctr = inc32(&self.ctr, (whole / 16) as u32);
         }
