@@ -227,6 +227,12 @@ impl AesGcm {
         self.k.ghash.kind()
     }
 
+    /// The GHASH key (tests of the kernels underneath).
+    #[cfg(test)]
+    pub(crate) fn ghash_key(&self) -> &backend::GhashKey {
+        &self.k.ghash
+    }
+
     // ---- internals shared by one-shot and streaming code ----
 
     fn ghash_whole(&self, acc: &mut u128, data: &[u8]) {
