@@ -505,7 +505,7 @@ pub(crate) fn ctr_xor_b2b(backend: Backend, keys: &Keys, ctr: u128, src: &[u8], 
             } else {
                 aesni::ctr_xor_b2b(k, ctr, src, dst)
             }
-            aesni::wipe_stack();
+            aesni::wipe_stack_xy();
         }
         _ => {
             dst.copy_from_slice(src);
@@ -1286,11 +1286,16 @@ mod stack_depth {
             aesni::cbc_encrypt(k, &mut iv, buf);
             aesni::cbc_decrypt(k, &mut iv, buf);
             aesni::ctr_xor(k, 5, buf);
+            // Buffer to buffer from a static source (an allocation here would measure malloc).
+            static SRC: [u8; 1600] = [0x5c; 1600];
+            let src = &SRC[..buf.len()];
+            aesni::ctr_xor_b2b(k, 5, src, buf);
             if Backend::Vaes256.is_available() {
                 vaes256::encrypt_blocks(k, buf);
                 vaes256::decrypt_blocks(k, buf);
                 vaes256::cbc_decrypt(k, &mut iv, buf);
                 vaes256::ctr_xor(k, 5, buf);
+                vaes256::ctr_xor_b2b(k, 5, src, buf);
             }
         });
         // Each GCM kernel on its own (the deepest decides the wipe).

@@ -216,7 +216,7 @@ fn ecb_dec<const NR: usize>(k: &Keys, buf: &mut [u8]) {
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn cbc_dec<const NR: usize>(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     // SAFETY: the target features above.
-    unsafe { super::cbc_dec::<__m256i, NR, { super::XMM_VECS }>(k, iv, buf) }
+    unsafe { super::cbc_dec::<__m256i, NR, { super::VECS }>(k, iv, buf) }
 }
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn ctr<const NR: usize>(k: &Keys, c: u128, buf: &mut [u8]) {
