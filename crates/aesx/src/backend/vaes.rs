@@ -11,8 +11,9 @@
 //! and replaces `vaes512.rs` once an AVX-512 machine has checked its speed.
 //!
 //! Techniques (all widths): 8 vectors in flight per loop iteration (Zen 3 issues two ymm VAESENC
-//! a cycle with latency 4: 8 independent registers keep both units busy; the xmm and ymm ECB
-//! and CBC-decrypt kernels run 12, [`XMM_VECS`], and the CTR main loop of xmm and ymm runs 12 in
+//! a cycle with latency 4: 8 independent registers keep both units busy; the xmm ECB and
+//! CBC-decrypt kernels and the ymm ECB kernels run 12, [`XMM_VECS`], and the CTR main loop of
+//! xmm and ymm runs 12 in
 //! inline assembly, [`ctr_asm`], with [`ctr`] below for its tails and for zmm); the round key of
 //! each round is broadcast from the schedule right where it is used ([`Vector::round_key`]), so
 //! 8 blocks + 1 key fit in 16 ymm registers and no broadcast copy of the schedule is written to
@@ -118,13 +119,13 @@ pub(crate) trait Vector: Copy {
     unsafe fn load_key(p: *const u8) -> Self;
 }
 
-/// Vectors per loop iteration of the zmm instantiation, of the intrinsic CTR kernel (tails of
-/// [`ctr_asm`]) and of GCM at every width. ECB and CBC decryption on xmm and ymm run
-/// [`XMM_VECS`].
+/// Vectors per loop iteration of the zmm instantiation, of ymm CBC decryption, of the
+/// intrinsic CTR kernel (tails of [`ctr_asm`]) and of GCM at every width. ECB on xmm and ymm
+/// and CBC decryption on xmm run [`XMM_VECS`].
 pub(crate) const VECS: usize = 8;
 
-/// Registers per loop iteration of the xmm (`aesni`) and ymm (`vaes256`) ECB and CBC-decrypt
-/// kernels (12 blocks on xmm, 24 on ymm).
+/// Registers per loop iteration of the xmm (`aesni`) ECB and CBC-decrypt kernels and of the
+/// ymm (`vaes256`) ECB kernels (12 blocks on xmm, 24 on ymm).
 ///
 /// IMPLEMENTATION NOTE (issue 19): with 8 blocks an iteration (8 chains of latency 4 at two
 /// AESENC a cycle on Zen 2/3: exactly enough, no slack) the loop ran at 95-96% of the AES
@@ -137,8 +138,9 @@ pub(crate) const VECS: usize = 8;
 /// 13.87 -> 14.44 GB/s, decryption 18.89 -> 19.78 / 13.74 -> 14.28, CBC decryption
 /// 18.57 -> 19.25 / 13.48 -> 14.05 (aes-limit ymm 20.58 / 14.70). LLVM keeps the 12 ymm
 /// registers and the round key in registers in the main loops (checked in the
-/// disassembly: the only stack operands there are the decryption schedule's round keys);
-/// some tail shapes spill, inside the frame the dispatcher's stack wipe covers. 16 blocks would need the round keys as
+/// disassembly: the only stack operands there are the decryption schedule's round keys).
+/// ymm CBC decryption stays at [`VECS`]: with 12 its tail shapes spilled to 1008 B of stack,
+/// past the wipe that follows (`backend::stack_depth`). 16 blocks would need the round keys as
 /// memory operands, which Zen 3 runs at 80% of the register rate (same model). CTR runs 12
 /// registers at both xmm and ymm width in inline assembly ([`ctr_asm`]); in intrinsics a
 /// 12-block CTR made LLVM hoist and spill round keys.

@@ -1,6 +1,6 @@
 //! VAES on ymm registers with AVX2: the `vaes256` backend, for CPUs with VAES but without
 //! AVX-512 (AMD Zen 3, Intel Alder Lake and later client cores). 2 blocks per instruction, 12
-//! registers (24 blocks) in flight for ECB, CBC decryption and CTR, 8 for GCM.
+//! registers (24 blocks) in flight for ECB and CTR, 8 for CBC decryption and GCM.
 //!
 //! The kernels are the width-generic ones of [`super::vaes`], instantiated for `__m256i` in
 //! [`super::vaes::ymm`]; see there for the techniques and the constant-time argument. One or
