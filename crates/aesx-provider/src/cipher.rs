@@ -411,6 +411,40 @@ impl Ctx {
         Ok(())
     }
 
+    /// [`Ctx::ctr`] from `src` into `dst` (same length, not overlapping): the same bytes and
+    /// state as copying `src` into `dst` and calling `ctr` on it. A call with at least
+    /// `KS_BYTES` of whole blocks after the partial block in use runs those blocks in one
+    /// pass (`Aes::try_ctr_xor_at_b2b`: no copy on `aesni` and `vaes256`); the partial
+    /// blocks before and after, and shorter calls, are copied and go through `ctr`.
+    fn ctr_b2b(&mut self, src: &[u8], dst: &mut [u8]) -> Result<(), Reason> {
+        let Some(aes) = &self.aes else {
+            return Err(Reason::NO_KEY_SET);
+        };
+        let n = self.num as usize;
+        let head = if n == 0 { 0 } else { (16 - n).min(src.len()) };
+        let whole = (src.len() - head) / 16 * 16;
+        if whole < KS_BYTES {
+            dst.copy_from_slice(src);
+            return self.ctr(dst);
+        }
+        let ctr = u128::from_be_bytes(self.iv);
+        aes.try_ctr_xor_at_b2b(
+            &self.iv,
+            0,
+            &src[head..head + whole],
+            &mut dst[head..head + whole],
+        )
+        .map_err(|_| Reason::OP_FAILED)?;
+        // The head finishes the keystream block in use (no counter step: `iv` is already the
+        // next block's); then the blocks above; then the tail starts a new block.
+        dst[..head].copy_from_slice(&src[..head]);
+        self.ctr(&mut dst[..head])?;
+        self.iv = ctr.wrapping_add((whole / 16) as u128).to_be_bytes();
+        let rest = head + whole;
+        dst[rest..].copy_from_slice(&src[rest..]);
+        self.ctr(&mut dst[rest..])
+    }
+
     /// `OSSL_FUNC_CIPHER_UPDATE`. Returns the output length.
     fn update(&mut self, out: Out, input: In) -> Result<usize, Reason> {
         if self.aes.is_none() {
@@ -431,8 +465,24 @@ impl Ctx {
         if out.cap < input.len {
             return Err(Reason::OUT_SMALL);
         }
-        let data = out.take_from(input)?;
-        self.ctr(data)?;
+        // Separate input and output buffers of a call long enough for the kernel (shorter ones
+        // take the keystream memo after a copy anyway): the whole blocks in one pass, no copy.
+        let disjoint = if input.len >= KS_BYTES {
+            out.take_disjoint(input)
+        } else {
+            None
+        };
+        let data = match disjoint {
+            Some((src, dst)) => {
+                self.ctr_b2b(src, dst)?;
+                dst
+            }
+            None => {
+                let data = out.take_from(input)?;
+                self.ctr(data)?;
+                data
+            }
+        };
         let mut outl = input.len;
         if !self.enc && self.tls_version > 0 && self.tls_mac_size > 0 {
             // What OpenSSL's stream ciphers do under TLS: the MAC ends the record.
@@ -658,6 +708,9 @@ impl In {
     }
 }
 
+/// An input and a separate output region of the same length.
+type InOut<'a> = (&'a [u8], &'a mut [u8]);
+
 /// The caller's output buffer: `cap` bytes from the current position, `cap_total` in all
 /// (OpenSSL checks some sizes against the whole buffer, some against what is left).
 struct Out {
@@ -689,6 +742,29 @@ impl Out {
         }
         self.cap -= b.len();
         Ok(())
+    }
+    /// When `input` and the next `input.len` bytes of the output are separate, not
+    /// overlapping memory: both as slices (the output advanced past its region); `None`
+    /// (nothing done) when they are the same or overlap, for [`Out::take_from`].
+    fn take_disjoint<'a>(&mut self, input: In) -> Option<InOut<'a>> {
+        if input.len == 0 || self.ptr.is_null() || input.len > self.cap {
+            return None;
+        }
+        let (i, o) = (input.ptr as usize, self.ptr as usize);
+        if i.checked_add(input.len).is_none_or(|e| e > o) && o.saturating_add(input.len) > i {
+            return None;
+        }
+        // SAFETY: `input.ptr` holds `input.len` readable bytes and `ptr` at least that many
+        // writable ones (`cap`); the two ranges were just found disjoint, so the shared and the
+        // mutable slice do not alias, and neither is reached through another slice during the
+        // call.
+        unsafe {
+            let src = core::slice::from_raw_parts(input.ptr, input.len);
+            let dst = core::slice::from_raw_parts_mut(self.ptr, input.len);
+            self.ptr = self.ptr.add(input.len);
+            self.cap -= input.len;
+            Some((src, dst))
+        }
     }
     /// Moves `input` into the output (memmove: they may be the same buffer) and returns that
     /// output region to be transformed in place; advances past it.

@@ -96,6 +96,35 @@ fn bytes_from_work<'py>(
     Ok(obj)
 }
 
+/// A new `bytes` of `src.len()` bytes written by `f(src, out)` in one pass (no copy of `src`
+/// first), with the GIL released when large.
+fn bytes_b2b<'py>(
+    py: Python<'py>,
+    src: &[u8],
+    f: impl FnOnce(&[u8], &mut [u8]) -> Result<(), aesx::Error> + Send,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let len = src.len();
+    let n = pyo3::ffi::Py_ssize_t::try_from(len)
+        .map_err(|_| PyValueError::new_err("data too large"))?;
+    // SAFETY: as in `bytes_from_work`: a new, uniquely owned bytes object with `n` writable
+    // bytes, or NULL with an exception set.
+    let (obj, dst) = unsafe {
+        let p = pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), n);
+        let obj = Bound::from_owned_ptr_or_err(py, p)?.cast_into_unchecked::<PyBytes>();
+        (obj, pyo3::ffi::PyBytes_AsString(p) as usize)
+    };
+    maybe_detach(py, len, move || {
+        // SAFETY: `dst` is the fresh object's `len`-byte buffer, allocated by CPython (its
+        // bytes are whatever the allocator left: plain `u8` values to Rust, never read before
+        // `f` has written them all); `src` is another object's memory, so the two do not
+        // overlap, and nothing else can see the new object yet.
+        let out = unsafe { std::slice::from_raw_parts_mut(dst as *mut u8, len) };
+        f(src, out)
+    })
+    .map_err(err)?;
+    Ok(obj)
+}
+
 fn iv16(iv: &Bound<'_, PyAny>) -> PyResult<[u8; 16]> {
     let iv = In::new(iv, "iv")?;
     iv.as_slice()
@@ -231,8 +260,8 @@ impl Aes {
         let pos = self::offset(offset)?;
         let data = In::new(data, "data")?;
         check_stream_end(pos, data.len())?;
-        bytes_from(py, data.as_slice(), 0, |b| {
-            self.aes.try_ctr_xor_at(&iv, pos, b)
+        bytes_b2b(py, data.as_slice(), |src, out| {
+            self.aes.try_ctr_xor_at_b2b(&iv, pos, src, out)
         })
     }
 

@@ -13,6 +13,9 @@
 //! ctr_xor(&Keys, ctr: u128, buf)             buf ^= E(ctr) || E(ctr+1) || ...
 //! ```
 //!
+//! `ctr_xor_b2b(backend, keys, ctr, src, dst)` is `ctr_xor` from `src` into `dst` (same
+//! length): one pass on `aesni` and `vaes256`, copy + in place on the others.
+//!
 //! `ctr_xor` contract: `ctr` is the first counter block as a big-endian integer; block i uses
 //! `ctr + i mod 2^128`. The counter may be secret, so kernels carry from the low into the high
 //! 64 bits without branches (and the mode layer never splits a call at a carry).
@@ -113,7 +116,7 @@ pub enum Backend {
     Soft,
     /// SSSE3 vector-permute AES (Hamburg, CHES 2009); constant-time without AES-NI.
     Vpaes,
-    /// AES-NI (with SSE4.2) on xmm registers, 8 blocks interleaved.
+    /// AES-NI (with SSE4.2) on xmm registers, 12 blocks interleaved.
     Aesni,
     /// VAES on ymm registers with AVX2.
     Vaes256,
@@ -482,6 +485,33 @@ dispatch! {
     fn cbc_encrypt(iv: &mut [u8; 16], buf: &mut [u8]);
     fn cbc_decrypt(iv: &mut [u8; 16], buf: &mut [u8]);
     fn ctr_xor(ctr: u128, buf: &mut [u8]) small ctr_small(ctr, buf);
+}
+
+/// `dst = src ^ (E(ctr) || E(ctr+1) || ...)`, whole blocks, `src.len() == dst.len()`: the
+/// buffer-to-buffer form of [`ctr_xor`]. `aesni` and `vaes256` read `src` and write `dst` in
+/// one pass (`vaes::ctr_asm`); the other backends, and messages of up to four blocks (the
+/// inline `aesni::ctr_small` path, which needs no stack wipe), copy and run in place.
+#[inline]
+pub(crate) fn ctr_xor_b2b(backend: Backend, keys: &Keys, ctr: u128, src: &[u8], dst: &mut [u8]) {
+    debug_assert_eq!(src.len(), dst.len());
+    match keys {
+        #[cfg(target_arch = "x86_64")]
+        Keys::Hw(k)
+            if src.len() > 16 * aesni::SMALL_BLOCKS
+                && matches!(backend, Backend::Aesni | Backend::Vaes256) =>
+        {
+            if backend == Backend::Vaes256 {
+                vaes256::ctr_xor_b2b(k, ctr, src, dst)
+            } else {
+                aesni::ctr_xor_b2b(k, ctr, src, dst)
+            }
+            aesni::wipe_stack_xy();
+        }
+        _ => {
+            dst.copy_from_slice(src);
+            ctr_xor(backend, keys, ctr, dst)
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1256,11 +1286,16 @@ mod stack_depth {
             aesni::cbc_encrypt(k, &mut iv, buf);
             aesni::cbc_decrypt(k, &mut iv, buf);
             aesni::ctr_xor(k, 5, buf);
+            // Buffer to buffer from a static source (an allocation here would measure malloc).
+            static SRC: [u8; 1600] = [0x5c; 1600];
+            let src = &SRC[..buf.len()];
+            aesni::ctr_xor_b2b(k, 5, src, buf);
             if Backend::Vaes256.is_available() {
                 vaes256::encrypt_blocks(k, buf);
                 vaes256::decrypt_blocks(k, buf);
                 vaes256::cbc_decrypt(k, &mut iv, buf);
                 vaes256::ctr_xor(k, 5, buf);
+                vaes256::ctr_xor_b2b(k, 5, src, buf);
             }
         });
         // Each GCM kernel on its own (the deepest decides the wipe).

@@ -245,6 +245,22 @@ impl Aes {
         mode::ctr::xor_at(self, u128::from_be_bytes(*iv), pos, buf)
     }
 
+    /// Buffer-to-buffer [`Aes::try_ctr_xor_at`]: `output = input ^ keystream` from byte `pos`
+    /// of the stream whose first counter block is `iv`; `input` is not modified. The same
+    /// bytes as copying `input` into `output` and calling [`Aes::try_ctr_xor_at`] on it, in one
+    /// pass (no copy on `aesni` and `vaes256`). `output.len()` must equal `input.len()`:
+    /// [`ErrorKind::OutputTooSmall`] if shorter, [`ErrorKind::InvalidLength`] if longer,
+    /// [`ErrorKind::LengthLimit`] past the stream's end; on error `output` is untouched.
+    pub fn try_ctr_xor_at_b2b(
+        &self,
+        iv: &[u8; 16],
+        pos: u64,
+        input: &[u8],
+        output: &mut [u8],
+    ) -> Result<(), Error> {
+        mode::ctr::xor_at_b2b(self, u128::from_be_bytes(*iv), pos, input, output)
+    }
+
     pub(crate) fn kernels(&self) -> (Backend, &backend::Keys) {
         (self.backend, &self.keys)
     }

@@ -1,7 +1,8 @@
 //! AES-NI on xmm registers (Intel, "Advanced Encryption Standard (AES) New Instructions Set",
-//! Gueron, white paper 323641). Parallel modes keep 12 (ECB, CBC decryption) or 8 (CTR)
-//! independent blocks in flight: AESENC has latency 4 and throughput 0.5 on Zen 2/3/4, so 8
-//! blocks are the minimum that fills both AES pipes and 12 leave slack (see `vaes::XMM_VECS`).
+//! Gueron, white paper 323641). Parallel modes keep 12 independent blocks in flight (ECB, CBC
+//! decryption: `vaes::XMM_VECS`; CTR: the inline-assembly loop of `vaes::ctr_asm`): AESENC
+//! has latency 4 and throughput 0.5 on Zen 2/3/4, so 8 blocks are the minimum that fills both
+//! AES pipes and 12 leave slack.
 //!
 //! This module also owns the round-key layout shared with `vaes256` and `vaes512`, and the key
 //! expansion for all three.
@@ -859,8 +860,8 @@ fn ctr_select_word(u: u64, n: u64) -> (i64, i64) {
 }
 
 // The whole-block kernels: the width-generic bodies of `vaes` at xmm width (one block a
-// register; 12 in flight for ECB and CBC decryption, 8 for CTR), compiled with AES-NI + SSE4.2
-// only.
+// register; 12 in flight), compiled with AES-NI + SSE4.2 only; CTR's main loop is the
+// inline-assembly one of `vaes::ctr_asm` (its tails the generic 8-block kernel).
 //
 // IMPLEMENTATION NOTE (issue 19): 8-12 blocks and 11-15 round keys do not fit in 16 xmm
 // registers. Left to itself LLVM keeps the keys and serialises the blocks, or spills; here each
@@ -886,8 +887,17 @@ fn x_cbc_dec<const NR: usize>(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 }
 #[target_feature(enable = "aes,sse4.2")]
 fn x_ctr<const NR: usize>(k: &Keys, c: u128, buf: &mut [u8]) {
-    // SAFETY: the target features above.
-    unsafe { super::vaes::ctr::<__m128i, NR>(k, c, buf) }
+    let p = buf.as_mut_ptr();
+    // SAFETY: the target features above; `p` is `buf`, read and written in place.
+    unsafe { super::vaes::ctr_b2b::<__m128i, NR>(k, c, p, p, buf.len()) }
+}
+#[target_feature(enable = "aes,sse4.2")]
+fn x_ctr_b2b<const NR: usize>(k: &Keys, c: u128, src: &[u8], dst: &mut [u8]) {
+    debug_assert_eq!(src.len(), dst.len());
+    let len = src.len().min(dst.len());
+    // SAFETY: the target features above; `src` and `dst` are distinct borrows (disjoint) of at
+    // least `len` bytes.
+    unsafe { super::vaes::ctr_b2b::<__m128i, NR>(k, c, src.as_ptr(), dst.as_mut_ptr(), len) }
 }
 
 impl super::vaes::Vector for __m128i {
@@ -1063,11 +1073,13 @@ pub(crate) fn wipe_stack() {
 }
 
 /// Bytes of stack [`wipe_stack_xy`] clears after the `aesni` and `vaes256` ECB/CBC/CTR
-/// kernels: more than their measured depth (at most 744 B on Zen 3, release build, every key
-/// size and 0-100 blocks; `backend::stack_depth::kernels_stay_within_their_wipes` fails if
-/// one comes within 64 bytes of this). The zmm kernels of `vaes512` cannot be measured here
-/// (no AVX-512) and keep the full [`WIPE`].
-pub(crate) const WIPE_XY: usize = 1024;
+/// kernels: more than their measured depth (at most 1016 B on Zen 3, release build, every key
+/// size and 0-100 blocks, the CTR kernels deepest: the asm loop's 384 bytes of counter slots
+/// share a frame with the tail kernel's selectors; 744 B before that loop;
+/// `backend::stack_depth::kernels_stay_within_their_wipes` fails if one comes within 64 bytes
+/// of this). The zmm kernels of `vaes512` cannot be measured here (no AVX-512) and keep the
+/// full [`WIPE`].
+pub(crate) const WIPE_XY: usize = 1280;
 
 /// [`wipe_stack`] over [`WIPE_XY`] bytes.
 #[inline(always)]
@@ -1260,7 +1272,7 @@ pub(crate) fn encrypt_small(k: &Keys, buf: &mut [u8]) -> bool {
     true
 }
 
-// Safe entry points. SAFETY (all five): `Keys` of this layout are only built and used through
+// Safe entry points. SAFETY (all six): `Keys` of this layout are only built and used through
 // `Backend::{Aesni, Vaes256, Vaes512}`, after `Aes::with_backend` checked that the CPU has
 // AES-NI and SSE4.2 (`Backend::is_available`).
 
@@ -1287,4 +1299,11 @@ pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
     // SAFETY: see above.
     unsafe { by_rounds!(k.rounds, x_ctr(k, c, buf)) }
+}
+
+/// `dst = src ^ keystream` (whole blocks, same length), the kernel of [`ctr_xor`] reading
+/// `src` and writing `dst`.
+pub(crate) fn ctr_xor_b2b(k: &Keys, c: u128, src: &[u8], dst: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_rounds!(k.rounds, x_ctr_b2b(k, c, src, dst)) }
 }

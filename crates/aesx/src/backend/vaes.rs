@@ -12,7 +12,9 @@
 //!
 //! Techniques (all widths): 8 vectors in flight per loop iteration (Zen 3 issues two ymm VAESENC
 //! a cycle with latency 4: 8 independent registers keep both units busy; the xmm ECB and
-//! CBC-decrypt kernels run 12, [`XMM_VECS`]); the round key of
+//! CBC-decrypt kernels and the ymm ECB kernels run 12, [`XMM_VECS`], and the CTR main loop of
+//! xmm and ymm runs 12 in
+//! inline assembly, [`ctr_asm`], with [`ctr`] below for its tails and for zmm); the round key of
 //! each round is broadcast from the schedule right where it is used ([`Vector::round_key`]), so
 //! 8 blocks + 1 key fit in 16 ymm registers and no broadcast copy of the schedule is written to
 //! the stack; the data XOR folded into the last round (`aesenclast(x, k_last ^ data)`); exact
@@ -33,6 +35,7 @@ use core::arch::x86_64::*;
 
 use super::aesni::{Keys, ctr_batch_words, dec_schedule};
 
+mod ctr_asm;
 pub(crate) mod gcm;
 mod gcm_ymm;
 pub(crate) mod ymm;
@@ -116,11 +119,13 @@ pub(crate) trait Vector: Copy {
     unsafe fn load_key(p: *const u8) -> Self;
 }
 
-/// Vectors per loop iteration of the ymm and zmm instantiations (and of GCM at every width).
-/// The xmm instantiation (`aesni`) runs [`XMM_VECS`].
+/// Vectors per loop iteration of the zmm instantiation, of ymm CBC decryption, of the
+/// intrinsic CTR kernel (tails of [`ctr_asm`]) and of GCM at every width. ECB on xmm and ymm
+/// and CBC decryption on xmm run [`XMM_VECS`].
 pub(crate) const VECS: usize = 8;
 
-/// Blocks per loop iteration of the xmm (`aesni`) ECB and CBC-decrypt kernels.
+/// Registers per loop iteration of the xmm (`aesni`) ECB and CBC-decrypt kernels and of the
+/// ymm (`vaes256`) ECB kernels (12 blocks on xmm, 24 on ymm).
 ///
 /// IMPLEMENTATION NOTE (issue 19): with 8 blocks an iteration (8 chains of latency 4 at two
 /// AESENC a cycle on Zen 2/3: exactly enough, no slack) the loop ran at 95-96% of the AES
@@ -128,10 +133,17 @@ pub(crate) const VECS: usize = 8;
 /// current batch's 80-112 AES instructions in the scheduler, so each iteration starts with a
 /// bubble. 12 blocks (+ one round key = 13 of 16 xmm registers) amortise it over 1.5x the work
 /// and leave 4 chains of slack: an asm model of the loop went from 9.88 to 10.36 GB/s
-/// (AES-128) and 7.26 to 7.40 (AES-256) on Zen 3. 16 blocks would need the round keys as
-/// memory operands, which Zen 3 runs at 80% of the register rate (same model). CTR stays at 8
-/// blocks ([`VECS`]): its counter trick needs a power of two, and a 12-block version (three
-/// groups of 4) made LLVM hoist and spill round keys (not solved yet).
+/// (AES-128) and 7.26 to 7.40 (AES-256) on Zen 3. The same on ymm (session 4, `aesx bench`,
+/// 16 KiB, best of 3 runs, vaes256 AES-128 / AES-256): ECB encryption 19.15 -> 20.03 /
+/// 13.87 -> 14.44 GB/s, decryption 18.89 -> 19.78 / 13.74 -> 14.28, CBC decryption
+/// 18.57 -> 19.25 / 13.48 -> 14.05 (aes-limit ymm 20.58 / 14.70). LLVM keeps the 12 ymm
+/// registers and the round key in registers in the main loops (checked in the
+/// disassembly: the only stack operands there are the decryption schedule's round keys).
+/// ymm CBC decryption stays at [`VECS`]: with 12 its tail shapes spilled to 1008 B of stack,
+/// past the wipe that follows (`backend::stack_depth`). 16 blocks would need the round keys as
+/// memory operands, which Zen 3 runs at 80% of the register rate (same model). CTR runs 12
+/// registers at both xmm and ymm width in inline assembly ([`ctr_asm`]); in intrinsics a
+/// 12-block CTR made LLVM hoist and spill round keys.
 pub(crate) const XMM_VECS: usize = 12;
 
 /// Runs `$f::<NR>` with NR the schedule's round count as a const.
@@ -531,6 +543,49 @@ pub(crate) unsafe fn ctr<V: Vector, const NR: usize>(rk: &Keys, ctr: u128, buf: 
     }
 }
 
+/// CTR of `len` bytes (whole blocks) from `src` into `dst`, which are equal (in place) or
+/// disjoint: the inline-assembly loop of [`ctr_asm`] (12 registers an iteration) for whole
+/// iterations, [`ctr`] for the rest. `V` is `__m128i` or `__m256i`.
+///
+/// # Safety
+/// The CPU runs `V` (and AES-NI); `src` is readable and `dst` writable for `len` bytes, and
+/// the two ranges are equal or disjoint.
+#[inline(always)]
+pub(crate) unsafe fn ctr_b2b<V: Vector, const NR: usize>(
+    rk: &Keys,
+    ctr: u128,
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+) {
+    debug_assert!(len.is_multiple_of(16));
+    let per = ctr_asm::REGS * V::BYTES;
+    // IMPLEMENTATION NOTE: below three iterations the intrinsic kernel alone is as fast or
+    // faster (measured on Zen 3: vaes256 at 1 KiB, two iterations and a 16-block tail, was
+    // 8% slower through both kernels than through the intrinsic one): the asm loop's
+    // prologue writes a whole iteration's counters before its first loads, and the tail
+    // then pays the intrinsic kernel's setup too.
+    let n = if len >= 3 * per { len / per } else { 0 };
+    // SAFETY: the caller's guarantees, which are those of the asm loops and of `ctr`; the
+    // tail lies inside both buffers (`n * per <= len`).
+    unsafe {
+        if n > 0 {
+            match V::BLOCKS {
+                1 => ctr_asm::xmm(rk, ctr, src, dst, n),
+                _ => ctr_asm::ymm(rk, ctr, src, dst, n),
+            }
+        }
+        let done = n * per;
+        if done < len {
+            if src != dst.cast_const() {
+                core::ptr::copy_nonoverlapping(src.add(done), dst.add(done), len - done);
+            }
+            let rest = core::slice::from_raw_parts_mut(dst.add(done), len - done);
+            self::ctr::<V, NR>(rk, ctr.wrapping_add((done / 16) as u128), rest);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Every instantiation called directly (no dispatch shortcuts), against `soft`, on every
@@ -647,6 +702,75 @@ mod tests {
                 zmm::ctr_xor,
             ),
         );
+    }
+
+    type CtrKernels = (
+        fn(&Keys, u128, &mut [u8]),
+        fn(&Keys, u128, &[u8], &mut [u8]),
+    );
+
+    /// The CTR kernels in place and buffer to buffer (the inline-assembly loop of [`ctr_asm`]
+    /// plus its tails) against `soft`: every length from 0 to three iterations of the widest
+    /// loop (24 blocks) plus 17 blocks, counters placed so that a carry out of the low 8, 32,
+    /// 64 and 128 bits falls on every block position of the first iterations, before the loop
+    /// and in the tail. The output buffer starts filled with a pattern that must be
+    /// overwritten, and the input must not change.
+    fn check_ctr(name: &str, (in_place, b2b): CtrKernels) {
+        let max = 3 * 24 + 17;
+        for kl in [16, 24, 32] {
+            let key = data(kl, 9);
+            let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
+            let hw = crate::backend::aesni::expand(&key);
+            let src = data(16 * max, 41);
+            for bits in [8u32, 32, 64, 128] {
+                for d in (0..=max as u128 + 1).chain([200, 1000]) {
+                    // The carry out of the low `bits` bits happens at block `d`.
+                    let low = if bits == 128 {
+                        u128::MAX
+                    } else {
+                        (1u128 << bits) - 1
+                    };
+                    let pattern = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210_u128;
+                    let c = (pattern & !low) | (0u128.wrapping_sub(d) & low);
+                    let mut want = src.clone();
+                    soft.ctr_xor_at(&c.to_be_bytes(), 0, &mut want);
+                    for blocks in 0..=max {
+                        let n = 16 * blocks;
+                        let mut x = src[..n].to_vec();
+                        in_place(&hw, c, &mut x);
+                        assert_eq!(x, want[..n], "{name} ctr key={kl} c={c:x} blocks={blocks}");
+                        let mut y = std::vec![0xa5u8; n];
+                        let before = src[..n].to_vec();
+                        b2b(&hw, c, &src[..n], &mut y);
+                        assert_eq!(
+                            y,
+                            want[..n],
+                            "{name} ctr b2b key={kl} c={c:x} blocks={blocks}"
+                        );
+                        assert_eq!(src[..n], before[..], "{name} b2b modified its input");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn xmm_ctr_asm_matches_soft() {
+        if !Backend::Aesni.is_available() {
+            std::eprintln!("SKIPPED: this CPU has no AES-NI (xmm CTR kernel not run)");
+            return;
+        }
+        use crate::backend::aesni;
+        check_ctr("xmm", (aesni::ctr_xor, aesni::ctr_xor_b2b));
+    }
+
+    #[test]
+    fn ymm_ctr_asm_matches_soft() {
+        if !Backend::Vaes256.is_available() {
+            std::eprintln!("SKIPPED: this CPU has no VAES + AVX2 (ymm CTR kernel not run)");
+            return;
+        }
+        check_ctr("ymm", (ymm::ctr_xor, ymm::ctr_xor_b2b));
     }
 
     /// Reference carry-less multiply of two 64-bit words.

@@ -53,6 +53,27 @@ pub(crate) fn xor_at(aes: &Aes, iv: u128, pos: u64, buf: &mut [u8]) -> Result<()
     ctr.try_apply_keystream(buf)
 }
 
+/// Stateless seekable CTR from `input` into `output` (see [`Aes::try_ctr_xor_at_b2b`]).
+pub(crate) fn xor_at_b2b(
+    aes: &Aes,
+    iv: u128,
+    pos: u64,
+    input: &[u8],
+    output: &mut [u8],
+) -> Result<(), Error> {
+    let mut ctr = Ctr {
+        aes,
+        iv,
+        pos: 0,
+        ks: 0,
+    };
+    check_b2b(input.len(), output.len())?;
+    stream_end(pos, input.len())?;
+    ctr.seek(pos);
+    ctr.apply_checked_b2b(input, output);
+    Ok(())
+}
+
 /// A CTR keystream position: streaming, seekable, any chunking gives the same bytes.
 ///
 /// Borrows an expanded key, so starting a new message costs nothing beyond the first block.
@@ -172,15 +193,68 @@ impl<'a> Ctr<'a> {
         }
     }
 
-    /// Buffer-to-buffer form of [`Ctr::apply_keystream`]: `output[..input.len()]` receives the
-    /// result.
+    /// Buffer-to-buffer form of [`Ctr::try_apply_keystream`]: `output` receives `input` XOR
+    /// the keystream and the position advances by `input.len()`; `input` is not modified.
+    /// The same bytes as copying `input` into `output` and applying the keystream there, in
+    /// one pass over the data (on `aesni` and `vaes256` the kernel reads `input` and writes
+    /// `output` directly). The two slices must have the same length:
+    /// [`ErrorKind::OutputTooSmall`] if `output` is shorter, [`ErrorKind::InvalidLength`] if
+    /// it is longer, [`ErrorKind::LengthLimit`] past the stream's end; on any error nothing
+    /// is written and the position does not move.
     pub fn apply_keystream_b2b(
         &mut self,
         input: &[u8],
         output: &mut [u8],
     ) -> Result<(), crate::Error> {
+        check_b2b(input.len(), output.len())?;
         stream_end(self.pos, input.len())?;
-        crate::copy_in(input, output)?;
-        self.try_apply_keystream(&mut output[..input.len()])
+        self.apply_checked_b2b(input, output);
+        Ok(())
+    }
+
+    /// The body of [`Ctr::apply_keystream_b2b`] after its checks (equal lengths, the
+    /// stream's end not passed).
+    fn apply_checked_b2b(&mut self, mut input: &[u8], mut output: &mut [u8]) {
+        let off = (self.pos % 16) as usize;
+        if off != 0 {
+            let n = (16 - off).min(input.len());
+            let (head, rest) = core::mem::take(&mut output).split_at_mut(n);
+            xor_from(head, &input[..n], &self.ks.to_be_bytes()[off..off + n]);
+            self.pos += n as u64;
+            input = &input[n..];
+            output = rest;
+        }
+        if input.is_empty() {
+            return;
+        }
+        let whole = input.len() / 16 * 16;
+        let (body_in, tail_in) = input.split_at(whole);
+        let (body_out, tail_out) = output.split_at_mut(whole);
+        let (b, keys) = self.aes.kernels();
+        let ctr = self.block_ctr();
+        backend::ctr_xor_b2b(b, keys, ctr, body_in, body_out);
+        self.pos += whole as u64;
+        if !tail_in.is_empty() {
+            let ks = keystream_block(self.aes, ctr.wrapping_add((whole / 16) as u128));
+            xor_from(tail_out, tail_in, &ks);
+            self.ks = u128::from_be_bytes(ks);
+            self.pos += tail_in.len() as u64;
+        }
+    }
+}
+
+/// `dst[i] = src[i] ^ ks[i]` over `dst.len()` bytes.
+fn xor_from(dst: &mut [u8], src: &[u8], ks: &[u8]) {
+    dst.iter_mut()
+        .zip(src.iter().zip(ks))
+        .for_each(|(d, (s, k))| *d = s ^ k);
+}
+
+/// Buffer-to-buffer calls need `output.len() == input.len()`.
+pub(crate) fn check_b2b(input: usize, output: usize) -> Result<(), Error> {
+    match output.cmp(&input) {
+        core::cmp::Ordering::Less => Err(Error::new(ErrorKind::OutputTooSmall)),
+        core::cmp::Ordering::Greater => Err(Error::new(ErrorKind::InvalidLength)),
+        core::cmp::Ordering::Equal => Ok(()),
     }
 }

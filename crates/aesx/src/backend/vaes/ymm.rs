@@ -206,12 +206,12 @@ unsafe fn qword_load(q: &u64) -> __m256i {
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn ecb_enc<const NR: usize>(k: &Keys, buf: &mut [u8]) {
     // SAFETY: the target features above.
-    unsafe { super::ecb_enc::<__m256i, NR, { super::VECS }>(k, buf) }
+    unsafe { super::ecb_enc::<__m256i, NR, { super::XMM_VECS }>(k, buf) }
 }
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn ecb_dec<const NR: usize>(k: &Keys, buf: &mut [u8]) {
     // SAFETY: the target features above.
-    unsafe { super::ecb_dec::<__m256i, NR, { super::VECS }>(k, buf) }
+    unsafe { super::ecb_dec::<__m256i, NR, { super::XMM_VECS }>(k, buf) }
 }
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn cbc_dec<const NR: usize>(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
@@ -220,8 +220,17 @@ fn cbc_dec<const NR: usize>(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 }
 #[target_feature(enable = "avx2,vaes,aes,sse4.2")]
 fn ctr<const NR: usize>(k: &Keys, c: u128, buf: &mut [u8]) {
-    // SAFETY: the target features above.
-    unsafe { super::ctr::<__m256i, NR>(k, c, buf) }
+    let p = buf.as_mut_ptr();
+    // SAFETY: the target features above; `p` is `buf`, read and written in place.
+    unsafe { super::ctr_b2b::<__m256i, NR>(k, c, p, p, buf.len()) }
+}
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
+fn ctr_b2b<const NR: usize>(k: &Keys, c: u128, src: &[u8], dst: &mut [u8]) {
+    debug_assert_eq!(src.len(), dst.len());
+    let len = src.len().min(dst.len());
+    // SAFETY: the target features above; `src` and `dst` are distinct borrows (disjoint) of at
+    // least `len` bytes.
+    unsafe { super::ctr_b2b::<__m256i, NR>(k, c, src.as_ptr(), dst.as_mut_ptr(), len) }
 }
 
 pub(crate) fn encrypt_blocks(k: &Keys, buf: &mut [u8]) {
@@ -239,6 +248,11 @@ pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
     // SAFETY: see above.
     unsafe { by_nr!(k.rounds, ctr(k, c, buf)) }
+}
+/// `dst = src ^ keystream` (whole blocks, same length).
+pub(crate) fn ctr_xor_b2b(k: &Keys, c: u128, src: &[u8], dst: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_nr!(k.rounds, ctr_b2b(k, c, src, dst)) }
 }
 
 // GCM entry points. SAFETY (all): a `gcm::Key` exists only where `GhashKey::empty` found the
