@@ -70,16 +70,7 @@ fn bytes_from_work<'py>(
         .len()
         .checked_add(extra)
         .ok_or_else(|| PyValueError::new_err("data too large"))?;
-    let n = pyo3::ffi::Py_ssize_t::try_from(len)
-        .map_err(|_| PyValueError::new_err("data too large"))?;
-    // SAFETY: PyBytes_FromStringAndSize(NULL, n) returns a new, uniquely owned bytes object
-    // with `n` writable (uninitialised) bytes, or NULL with an exception set. Until we return it
-    // nothing else can see it, so writing its contents is sound.
-    let (obj, dst) = unsafe {
-        let p = pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), n);
-        let obj = Bound::from_owned_ptr_or_err(py, p)?.cast_into_unchecked::<PyBytes>();
-        (obj, pyo3::ffi::PyBytes_AsString(p) as usize)
-    };
+    let (obj, dst) = new_bytes(py, len)?;
     maybe_detach(py, work, move || {
         let dst = dst as *mut u8;
         // SAFETY: `dst` is the fresh object's `len`-byte buffer (above); `src` is another
@@ -96,6 +87,21 @@ fn bytes_from_work<'py>(
     Ok(obj)
 }
 
+/// A new `bytes` object of `len` bytes, not yet filled, and the address of its contents (as a
+/// `usize`, so that a closure run without the GIL can carry it).
+fn new_bytes(py: Python<'_>, len: usize) -> PyResult<(Bound<'_, PyBytes>, usize)> {
+    let n = pyo3::ffi::Py_ssize_t::try_from(len)
+        .map_err(|_| PyValueError::new_err("data too large"))?;
+    // SAFETY: PyBytes_FromStringAndSize(NULL, n) returns a new, uniquely owned bytes object
+    // with `n` writable (uninitialised) bytes, or NULL with an exception set. Until the caller
+    // returns it nothing else can see it, so writing its contents is sound.
+    unsafe {
+        let p = pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), n);
+        let obj = Bound::from_owned_ptr_or_err(py, p)?.cast_into_unchecked::<PyBytes>();
+        Ok((obj, pyo3::ffi::PyBytes_AsString(p) as usize))
+    }
+}
+
 /// A new `bytes` of `src.len()` bytes written by `f(src, out)` in one pass (no copy of `src`
 /// first), with the GIL released when large.
 fn bytes_b2b<'py>(
@@ -104,15 +110,7 @@ fn bytes_b2b<'py>(
     f: impl FnOnce(&[u8], &mut [u8]) -> Result<(), aesx::Error> + Send,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let len = src.len();
-    let n = pyo3::ffi::Py_ssize_t::try_from(len)
-        .map_err(|_| PyValueError::new_err("data too large"))?;
-    // SAFETY: as in `bytes_from_work`: a new, uniquely owned bytes object with `n` writable
-    // bytes, or NULL with an exception set.
-    let (obj, dst) = unsafe {
-        let p = pyo3::ffi::PyBytes_FromStringAndSize(std::ptr::null(), n);
-        let obj = Bound::from_owned_ptr_or_err(py, p)?.cast_into_unchecked::<PyBytes>();
-        (obj, pyo3::ffi::PyBytes_AsString(p) as usize)
-    };
+    let (obj, dst) = new_bytes(py, len)?;
     maybe_detach(py, len, move || {
         // SAFETY: `dst` is the fresh object's `len`-byte buffer, allocated by CPython (its
         // bytes are whatever the allocator left: plain `u8` values to Rust, never read before
