@@ -35,6 +35,9 @@ use core::arch::x86_64::*;
 
 use super::aesni::{Keys, ctr_batch_words, dec_schedule};
 
+#[macro_use]
+mod asm_text;
+mod cbc_asm;
 mod ctr_asm;
 pub(crate) mod gcm;
 mod gcm_ymm;
@@ -428,9 +431,30 @@ pub(crate) unsafe fn cbc_dec<V: Vector, const NR: usize, const B: usize>(
     // SAFETY: the caller runs on a CPU with AES-NI (and `V`'s features).
     let dk = unsafe { dec_schedule::<NR>(rk) };
     let last: [u8; 16] = buf[buf.len() - 16..].try_into().unwrap();
-    // SAFETY: the caller runs on a CPU with `V`'s features; `iv` is 16 readable bytes.
-    let mut carry = unsafe { V::splat(_mm_loadu_si128(iv.as_ptr().cast())) };
-    let mut chunks = buf.chunks_exact_mut(V::BYTES * B);
+    // SAFETY: `iv` is 16 readable bytes (SSE2, which every x86-64 has).
+    let mut chain = unsafe { _mm_loadu_si128(iv.as_ptr().cast()) };
+    // Whole iterations of the inline-assembly loop ([`cbc_asm`], 12 registers) on xmm and
+    // ymm, from three on (as for CTR, [`ctr_b2b`]); the rest, and zmm, on the intrinsic kernel.
+    let per = cbc_asm::REGS * V::BYTES;
+    let n = if V::BLOCKS <= 2 && buf.len() >= 3 * per {
+        buf.len() / per
+    } else {
+        0
+    };
+    if n > 0 {
+        let p = buf.as_mut_ptr();
+        // SAFETY: the caller's CPU runs `V` (AES-NI, and AVX2 + VAES for ymm); `n * per`
+        // bytes at `p` lie inside `buf`.
+        chain = unsafe {
+            match V::BLOCKS {
+                1 => cbc_asm::xmm(&dk.0, NR, chain, p, n),
+                _ => cbc_asm::ymm(&dk.0, NR, chain, p, n),
+            }
+        };
+    }
+    // SAFETY: the caller runs on a CPU with `V`'s features.
+    let mut carry = unsafe { V::splat(chain) };
+    let mut chunks = buf[n * per..].chunks_exact_mut(V::BYTES * B);
     for c in &mut chunks {
         // SAFETY: forwarded from the caller.
         unsafe { cbc_dec_vecs::<V, NR, B, false>(&dk.0, &mut carry, c) }
