@@ -1,6 +1,21 @@
-//! The CBC-decryption main loop as one block of inline assembly, one source for two widths:
-//! 12 xmm registers (12 blocks, `aesni`) or 12 ymm registers (24 blocks, `vaes256`) in flight
-//! per iteration, registers allocated by hand, in place, in the shape of [`super::ctr_asm`].
+//! The CBC-decryption main loop of `vaes256` as one block of inline assembly: 12 ymm registers
+//! (24 blocks) in flight per iteration, registers allocated by hand, in place, in the shape of
+//! [`super::ctr_asm`]; [`super::cbc_dec`] runs it for whole iterations from three on and the
+//! intrinsic kernel (8 ymm) for the rest.
+//!
+//! IMPLEMENTATION NOTE (issues 13 and 19): the intrinsic kernel runs 8 ymm registers (with 12
+//! its tail shapes spilled past the stack wipe, README). This loop runs 12 with no stack.
+//! Measured on Zen 3 (`aesx bench --sizes 16K,1M --ops cbc-dec --backends aesni,vaes256
+//! --keys 128,256`, three alternated runs against main, best of each, load 4.1-5.0; aes-limit
+//! ymm AES-128 20.53, AES-256 14.66 GB/s): 16 KiB AES-128 18.80 -> 19.24 GB/s, AES-256
+//! 13.64 -> 14.13; 1 MiB 19.05 -> 19.56, 13.81 -> 14.37. The chaining XOR folded into the
+//! last round key (below) measured faster than a VPXOR after VAESDECLAST (16 KiB 19.08 /
+//! 13.85, 1 MiB 19.42 / 14.10 GB/s). The macros also produce the loop on xmm (legacy SSE, for
+//! `aesni`): it passed the same tests (`backend::vaes::tests::xmm_matches_soft`, commit
+//! e1b63cd) but measured level with the 12-register intrinsic kernel of `aesni` (same runs,
+//! 16 KiB AES-128 9.98 against 9.99 GB/s, AES-256 7.26 against 7.29, 1 MiB AES-128 10.14
+//! against 10.12; the XOR after the last round 10.04 / 7.12 at 16 KiB), so `aesni` keeps the
+//! intrinsic kernel and the xmm arms are not instantiated.
 //!
 //! ```text
 //! r0-r11   the 12 data registers through the AES rounds
@@ -169,51 +184,13 @@ macro_rules! cbc_loop {
     };
 }
 
-/// Registers per iteration (both widths).
+/// Registers per iteration.
 pub(crate) const REGS: usize = 12;
 
-/// CBC decryption in place of `n * 12` blocks at `p` with the decryption schedule `dk` of
-/// `rounds` rounds; `chain` is the chaining block before the first (the IV), and the result
-/// is the last ciphertext block (the chaining block of what follows).
-///
-/// # Safety
-/// The CPU has AES-NI; `p` is readable and writable for `192 * n` bytes, `n >= 1`.
-#[inline]
-pub(crate) unsafe fn xmm(
-    dk: &[[u8; 16]; 15],
-    rounds: usize,
-    chain: __m128i,
-    p: *mut u8,
-    n: usize,
-) -> __m128i {
-    debug_assert!(n >= 1 && matches!(rounds, 10 | 12 | 14));
-    let k = dk.as_ptr().cast::<u8>();
-    let mut c = chain;
-    // SAFETY: the caller guarantees the CPU features and the buffer extent; the round keys
-    // read are `dk[0..=rounds]` (`kl` is `dk[rounds]`; rounds 10..13 are read only when `kl`
-    // lies beyond them); the asm reads and writes nothing else but `p[..192 * n]`. No stack;
-    // it clobbers only what it names.
-    unsafe {
-        asm!(
-            cbc_loop!(x),
-            k = in(reg) k,
-            kl = in(reg) k.add(16 * rounds),
-            t = out(reg) _,
-            p = inout(reg) p => _,
-            n = inout(reg) n => _,
-            step = const 16 * REGS,
-            inout("xmm13") c,
-            out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
-            out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
-            out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
-            out("xmm12") _, out("xmm14") _, out("xmm15") _,
-            options(nostack),
-        );
-    }
-    c
-}
-
-/// [`xmm`] on ymm registers: `n * 12` registers of 2 blocks (384 bytes an iteration).
+/// CBC decryption in place of `n * 24` blocks (`n * 12` ymm registers, 384 bytes an
+/// iteration) at `p` with the decryption schedule `dk` of `rounds` rounds; `chain` is the
+/// chaining block before the first (the IV), and the result is the last ciphertext block (the
+/// chaining block of what follows).
 ///
 /// # Safety
 /// The CPU has AVX2 and VAES; `p` is readable and writable for `384 * n` bytes, `n >= 1`.
@@ -229,7 +206,10 @@ pub(crate) unsafe fn ymm(
     debug_assert!(n >= 1 && matches!(rounds, 10 | 12 | 14));
     let k = dk.as_ptr().cast::<u8>();
     let mut c = chain;
-    // SAFETY: as in `xmm`, with `p[..384 * n]`.
+    // SAFETY: the caller guarantees the CPU features and the buffer extent; the round keys
+    // read are `dk[0..=rounds]` (`kl` is `dk[rounds]`; rounds 10..13 are read only when `kl`
+    // lies beyond them); the asm reads and writes nothing else but `p[..384 * n]`. No stack;
+    // it clobbers only what it names.
     unsafe {
         asm!(
             cbc_loop!(y),
