@@ -12,9 +12,9 @@
 //!
 //! Techniques (all widths): 8 vectors in flight per loop iteration (Zen 3 issues two ymm VAESENC
 //! a cycle with latency 4: 8 independent registers keep both units busy; the xmm ECB and
-//! CBC-decrypt kernels and the ymm ECB kernels run 12, [`XMM_VECS`], and the CTR main loop of
-//! xmm and ymm runs 12 in
-//! inline assembly, [`ctr_asm`], with [`ctr`] below for its tails and for zmm); the round key of
+//! CBC-decrypt kernels and the ymm ECB kernels run 12, [`XMM_VECS`]; the CTR main loop of xmm
+//! and ymm and the CBC-decrypt main loop of ymm run 12 in inline assembly, [`ctr_asm`] and
+//! [`cbc_asm`], with the intrinsic kernels below for their tails and for zmm); the round key of
 //! each round is broadcast from the schedule right where it is used ([`Vector::round_key`]), so
 //! 8 blocks + 1 key fit in 16 ymm registers and no broadcast copy of the schedule is written to
 //! the stack; the data XOR folded into the last round (`aesenclast(x, k_last ^ data)`); exact
@@ -35,6 +35,9 @@ use core::arch::x86_64::*;
 
 use super::aesni::{Keys, ctr_batch_words, dec_schedule};
 
+#[macro_use]
+mod asm_text;
+mod cbc_asm;
 mod ctr_asm;
 pub(crate) mod gcm;
 mod gcm_ymm;
@@ -139,8 +142,9 @@ pub(crate) const VECS: usize = 8;
 /// 18.57 -> 19.25 / 13.48 -> 14.05 (aes-limit ymm 20.58 / 14.70). LLVM keeps the 12 ymm
 /// registers and the round key in registers in the main loops (checked in the
 /// disassembly: the only stack operands there are the decryption schedule's round keys).
-/// ymm CBC decryption stays at [`VECS`]: with 12 its tail shapes spilled to 1008 B of stack,
-/// past the wipe that follows (`backend::stack_depth`). 16 blocks would need the round keys as
+/// ymm CBC decryption's intrinsic kernel stays at [`VECS`]: with 12 its tail shapes spilled
+/// to 1008 B of stack, past the wipe that follows (`backend::stack_depth`); its main loop runs
+/// 12 ymm registers in inline assembly ([`cbc_asm`]). 16 blocks would need the round keys as
 /// memory operands, which Zen 3 runs at 80% of the register rate (same model). CTR runs 12
 /// registers at both xmm and ymm width in inline assembly ([`ctr_asm`]); in intrinsics a
 /// 12-block CTR made LLVM hoist and spill round keys.
@@ -428,9 +432,25 @@ pub(crate) unsafe fn cbc_dec<V: Vector, const NR: usize, const B: usize>(
     // SAFETY: the caller runs on a CPU with AES-NI (and `V`'s features).
     let dk = unsafe { dec_schedule::<NR>(rk) };
     let last: [u8; 16] = buf[buf.len() - 16..].try_into().unwrap();
-    // SAFETY: the caller runs on a CPU with `V`'s features; `iv` is 16 readable bytes.
-    let mut carry = unsafe { V::splat(_mm_loadu_si128(iv.as_ptr().cast())) };
-    let mut chunks = buf.chunks_exact_mut(V::BYTES * B);
+    // SAFETY: `iv` is 16 readable bytes (SSE2, which every x86-64 has).
+    let mut chain = unsafe { _mm_loadu_si128(iv.as_ptr().cast()) };
+    // Whole iterations of the inline-assembly loop ([`cbc_asm`], 12 registers) on ymm, from
+    // three on (as for CTR, [`ctr_b2b`]); the rest, xmm and zmm on the intrinsic kernel.
+    let per = cbc_asm::REGS * V::BYTES;
+    let n = if V::BLOCKS == 2 && buf.len() >= 3 * per {
+        buf.len() / per
+    } else {
+        0
+    };
+    if n > 0 {
+        let p = buf.as_mut_ptr();
+        // SAFETY: `V` is `__m256i` here, so the caller's CPU has AVX2 and VAES; `n * per`
+        // bytes at `p` lie inside `buf`.
+        chain = unsafe { cbc_asm::ymm(&dk.0, NR, chain, p, n) };
+    }
+    // SAFETY: the caller runs on a CPU with `V`'s features.
+    let mut carry = unsafe { V::splat(chain) };
+    let mut chunks = buf[n * per..].chunks_exact_mut(V::BYTES * B);
     for c in &mut chunks {
         // SAFETY: forwarded from the caller.
         unsafe { cbc_dec_vecs::<V, NR, B, false>(&dk.0, &mut carry, c) }
@@ -590,7 +610,9 @@ pub(crate) unsafe fn ctr_b2b<V: Vector, const NR: usize>(
 mod tests {
     //! Every instantiation called directly (no dispatch shortcuts), against `soft`, on every
     //! block count up to three batches of zmm plus a few, so every tail shape of every width
-    //! (xmm: 12-block batches, tails of 1..=11) is crossed; CTR counters around the 64- and
+    //! (xmm: 12-block batches, tails of 1..=11) is crossed, and on ymm the CBC-decrypt
+    //! assembly loop ([`cbc_asm`], from 72 blocks) is run for three and four iterations with
+    //! every tail of 0..=23 blocks after three; CTR counters around the 64- and
     //! 128-bit carries at every offset inside a counter group. The zmm tests run only
     //! where the CPU has AVX-512 and say so when they skip.
     use super::*;
