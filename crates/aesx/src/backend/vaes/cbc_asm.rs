@@ -10,12 +10,13 @@
 //! ymm AES-128 20.53, AES-256 14.66 GB/s): 16 KiB AES-128 18.80 -> 19.24 GB/s, AES-256
 //! 13.64 -> 14.13; 1 MiB 19.05 -> 19.56, 13.81 -> 14.37. The chaining XOR folded into the
 //! last round key (below) measured faster than a VPXOR after VAESDECLAST (16 KiB 19.08 /
-//! 13.85, 1 MiB 19.42 / 14.10 GB/s). The macros also produce the loop on xmm (legacy SSE, for
-//! `aesni`): it passed the same tests (`backend::vaes::tests::xmm_matches_soft`, commit
-//! e1b63cd) but measured level with the 12-register intrinsic kernel of `aesni` (same runs,
-//! 16 KiB AES-128 9.98 against 9.99 GB/s, AES-256 7.26 against 7.29, 1 MiB AES-128 10.14
-//! against 10.12; the XOR after the last round 10.04 / 7.12 at 16 KiB), so `aesni` keeps the
-//! intrinsic kernel and the xmm arms are not instantiated.
+//! 13.85, 1 MiB 19.42 / 14.10 GB/s). An xmm form of this loop (legacy SSE, for `aesni`)
+//! passed the same tests (commit e1b63cd) but measured level with the 12-register intrinsic
+//! kernel of `aesni` (same runs, 16 KiB AES-128 9.98 against 9.99 GB/s, AES-256 7.26 against
+//! 7.29, 1 MiB AES-128 10.14 against 10.12; the XOR after the last round 10.04 / 7.12 at 16
+//! KiB), so `aesni` keeps the intrinsic kernel and the loop exists on ymm only: the macros
+//! below keep the width parameter of the shared instruction-text macros (`asm_text.rs`), but
+//! their xmm arms were removed (never instantiated, so never tested).
 //!
 //! ```text
 //! r0-r11   the 12 data registers through the AES rounds
@@ -35,7 +36,7 @@
 //! [`super::cbc_dec`]). On ymm the first register's chaining value is `[xmm13, block 0]`, one
 //! VINSERTI128 from memory.
 //!
-//! Legacy SSE encodings on xmm, VEX on ymm. No stack: the round keys are only ever in r12 and
+//! VEX encodings. No stack: the round keys are only ever in r12 and
 //! the schedule (the caller's frame, which the dispatcher's stack wipe covers). Constant time:
 //! the loop count and the round count are public; no branch or address depends on data or key.
 
@@ -73,9 +74,6 @@ macro_rules! ldw {
 /// The chaining value of register `i >= 1` into r15: the ciphertext one block (16 bytes)
 /// before register `i`.
 macro_rules! chain {
-    (x, $i:literal) => {
-        concat!("movdqu xmm15, xmmword ptr [{p} + 16*", $i, " - 16]\n")
-    };
     (y, $i:literal) => {
         concat!("vmovdqu ymm15, ymmword ptr [{p} + 32*", $i, " - 16]\n")
     };
@@ -96,14 +94,6 @@ macro_rules! last {
 /// The last round of register 0 (chaining value from xmm13), and xmm13 = the batch's last
 /// ciphertext block (read into xmm14 before it was overwritten).
 macro_rules! last0 {
-    (x) => {
-        concat!(
-            "pxor xmm13, xmm12\n",
-            "aesdeclast xmm0, xmm13\n",
-            "movdqu xmmword ptr [{p}], xmm0\n",
-            "movdqa xmm13, xmm14\n",
-        )
-    };
     (y) => {
         concat!(
             "vinserti128 ymm15, ymm13, xmmword ptr [{p}], 1\n",
@@ -117,9 +107,6 @@ macro_rules! last0 {
 
 /// The batch's last ciphertext block into xmm14.
 macro_rules! next_carry {
-    (x) => {
-        "movdqu xmm14, xmmword ptr [{p} + 16*11]\n"
-    };
     (y) => {
         "vmovdqu xmm14, xmmword ptr [{p} + 32*12 - 16]\n"
     };
