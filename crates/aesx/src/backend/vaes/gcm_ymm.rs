@@ -32,6 +32,26 @@
 //! part (32 VAESENC + 4 VPCLMULQDQ take 2.3 cycles more than 32 VAESENC alone): an iteration
 //! measures about 90 cycles, against 48 for its VAESENCs and 52 for its VPCLMULQDQs alone.
 //!
+//! Where the other cycles go (session 5, `scripts/gcm-ymm-lab/run.sh`: stand-alone copies of
+//! this loop, some with instruction classes left out, AES-128, 16 KiB, interleaved, best of
+//! 400 x 20 calls, Zen 3 at 3.24 GHz): the AES rounds alone take 40 cycles an iteration, and
+//! with the 26 VPCLMULQDQ (and round 0) about 70; this loop takes 91.0 (9.12 GB/s). Each class
+//! of the other vector instructions costs about a quarter cycle per instruction, as if spread
+//! evenly over the four FP pipes, two of which are the AES pipes. Left out one class at a
+//! time (from the variant with scalar counters below, 89.3 cycles): the data VPSHUFBs saved
+//! 2.4 cycles, the Karatsuba VPSHUFDs 1.3, the accumulating VPXORs 7.8, the reduction 11.9,
+//! the final XORs and stores 3.1. Those are close to the minimum GHASH needs on AVX2 (byte
+//! swap, Karatsuba middle input, three accumulating XORs per register, one reduction per 16
+//! blocks), so on Zen 3 this loop cannot get much nearer to the ~70 cycles of its AES and CLMUL
+//! instructions: 1.2x ring (issue 11) would need about 83 cycles an iteration plus the
+//! per-message costs. Tried and not kept: counters built by scalar code one iteration ahead
+//! into a 256-byte local, as [`super::ctr_asm`] does (round 0 a VPXOR with the slot, the first
+//! iteration's blocks by vector code): 91.0 -> 88.8 cycles in the lab (AES-256 105.5 ->
+//! 102.4), and 16 KiB seal/open +2-3% in `examples/gcm_speed`, but 1 KiB open 2-3% slower, and
+//! the local deepened the GCM kernels' stack from 576 to 888 B, past the 768-byte GCM wipe
+//! (growing the wipe to 1 KiB costs every small message). Key-whitened slots (no round-0 VPXOR,
+//! but key material in memory) measured 90.9 cycles, no better.
+//!
 //! Seal hashes the previous batch's ciphertext (`hash = out - 256`), open the batch itself
 //! (`hash = out`: every load of it comes before the stores of the same iteration).
 //!
