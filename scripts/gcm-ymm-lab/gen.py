@@ -4,9 +4,10 @@ as a stand-alone assembly function k_NAME in k_NAME.S, for timing instruction cl
 
     gen.py NAME [ctr=vec|slots|whitened] [drop=CLASS,...] [scper=N] [rounds=...]
 
-ctr=vec       counters as the session-4 loop made them: VPADDD + VPSHUFB + VPXOR per register
-ctr=slots     as gcm_ymm.rs now: scalar code writes the next iteration's counter blocks
-              (big-endian low words) into a 256-byte area; round 0 is VPXOR key, [slot]
+ctr=vec       counters as gcm_ymm.rs makes them: VPADDD + VPSHUFB + VPXOR per register
+ctr=slots     (the default; tried, not kept: see gcm_ymm.rs) scalar code writes the next
+              iteration's counter blocks (big-endian low words) into a 256-byte area; round 0
+              is VPXOR key, [slot]
 ctr=whitened  the slots already XORed with round key 0 (round 0 is a load)
 drop=         instruction classes left out (timing only, the output is wrong):
               ctrshuf datashuf kshuf xor (accumulating XORs) reduce store aesonly clmulonly
