@@ -437,16 +437,22 @@ pub(crate) unsafe fn cbc_dec<V: Vector, const NR: usize, const B: usize>(
     // Whole iterations of the inline-assembly loop ([`cbc_asm`], 12 registers) on ymm, from
     // three on (as for CTR, [`ctr_b2b`]); the rest, xmm and zmm on the intrinsic kernel.
     let per = cbc_asm::REGS * V::BYTES;
-    let n = if V::BLOCKS == 2 && buf.len() >= 3 * per {
+    let n = if (V::BLOCKS == 2 || (V::BLOCKS == 1 && NR == 10)) && buf.len() >= 3 * per {
         buf.len() / per
     } else {
         0
     };
     if n > 0 {
         let p = buf.as_mut_ptr();
-        // SAFETY: `V` is `__m256i` here, so the caller's CPU has AVX2 and VAES; `n * per`
-        // bytes at `p` lie inside `buf`.
-        chain = unsafe { cbc_asm::ymm(&dk.0, NR, chain, p, n) };
+        if V::BLOCKS == 2 {
+            // SAFETY: `V` is `__m256i` here, so the caller's CPU has AVX2 and VAES; `n * per`
+            // bytes at `p` lie inside `buf`.
+            chain = unsafe { cbc_asm::ymm(&dk.0, NR, chain, p, n) };
+        } else {
+            // SAFETY: `V` is `__m128i` and `NR` is 10 here; the caller's CPU has AES-NI;
+            // `n * per` bytes at `p` lie inside `buf`.
+            chain = unsafe { cbc_asm::xmm128(&dk.0, chain, p, n) };
+        }
     }
     // SAFETY: the caller runs on a CPU with `V`'s features.
     let mut carry = unsafe { V::splat(chain) };
