@@ -434,8 +434,9 @@ pub(crate) unsafe fn cbc_dec<V: Vector, const NR: usize, const B: usize>(
     let last: [u8; 16] = buf[buf.len() - 16..].try_into().unwrap();
     // SAFETY: `iv` is 16 readable bytes (SSE2, which every x86-64 has).
     let mut chain = unsafe { _mm_loadu_si128(iv.as_ptr().cast()) };
-    // Whole iterations of the inline-assembly loop ([`cbc_asm`], 12 registers) on ymm, from
-    // three on (as for CTR, [`ctr_b2b`]); the rest, xmm and zmm on the intrinsic kernel.
+    // Whole iterations of the inline-assembly loop ([`cbc_asm`], 12 registers) on ymm, and on
+    // xmm for AES-128, from three on (as for CTR, [`ctr_b2b`]); the rest, xmm AES-192/256 and
+    // zmm on the intrinsic kernel.
     let per = cbc_asm::REGS * V::BYTES;
     let n = if (V::BLOCKS == 2 || (V::BLOCKS == 1 && NR == 10)) && buf.len() >= 3 * per {
         buf.len() / per
