@@ -443,10 +443,13 @@ impl Boxed {
 ///
 /// `small f`: on the hardware layout, `aesni::f` first gets the call and returns true if it
 /// handled it (up to four blocks, in inline assembly that keeps round keys out of registers
-/// and off the stack: no stack wipe follows; see `aesni::ctr_small`).
+/// and off the stack: no stack wipe follows; see `aesni::ctr_small`). `nostack f`: the same
+/// for `aesni::f(backend, ..)`, which decides by backend and length whether it runs the call
+/// wholly in inline assembly (`aesni::cbc_decrypt_nostack`).
 macro_rules! dispatch {
     ($( $(#[$m:meta])* fn $name:ident( $($arg:ident : $ty:ty),* )
-        $(small $small:ident( $($sarg:ident),* ))?; )*) => {$(
+        $(small $small:ident( $($sarg:ident),* ))?
+        $(nostack $nostack:ident( $($narg:ident),* ))?; )*) => {$(
         $(#[$m])*
         #[inline]
         pub(crate) fn $name(backend: Backend, keys: &Keys, $($arg: $ty),*) {
@@ -457,6 +460,9 @@ macro_rules! dispatch {
                 #[cfg(target_arch = "x86_64")]
                 Keys::Hw(k) => {
                     $(if aesni::$small(k, $($sarg),*) {
+                        return;
+                    })?
+                    $(if aesni::$nostack(backend, k, $($narg),*) {
                         return;
                     })?
                     match backend {
@@ -483,7 +489,7 @@ dispatch! {
     fn encrypt_blocks(buf: &mut [u8]) small encrypt_small(buf);
     fn decrypt_blocks(buf: &mut [u8]);
     fn cbc_encrypt(iv: &mut [u8; 16], buf: &mut [u8]);
-    fn cbc_decrypt(iv: &mut [u8; 16], buf: &mut [u8]);
+    fn cbc_decrypt(iv: &mut [u8; 16], buf: &mut [u8]) nostack cbc_decrypt_nostack(iv, buf);
     fn ctr_xor(ctr: u128, buf: &mut [u8]) small ctr_small(ctr, buf);
 }
 

@@ -37,7 +37,7 @@ use super::aesni::{Keys, ctr_batch_words, dec_schedule};
 
 #[macro_use]
 mod asm_text;
-mod cbc_asm;
+pub(crate) mod cbc_asm;
 mod ctr_asm;
 pub(crate) mod gcm;
 mod gcm_ymm;
@@ -434,26 +434,20 @@ pub(crate) unsafe fn cbc_dec<V: Vector, const NR: usize, const B: usize>(
     let last: [u8; 16] = buf[buf.len() - 16..].try_into().unwrap();
     // SAFETY: `iv` is 16 readable bytes (SSE2, which every x86-64 has).
     let mut chain = unsafe { _mm_loadu_si128(iv.as_ptr().cast()) };
-    // Whole iterations of the inline-assembly loop ([`cbc_asm`], 12 registers) on ymm, and on
-    // xmm for AES-128, from three on (as for CTR, [`ctr_b2b`]); the rest, xmm AES-192/256 and
-    // zmm on the intrinsic kernel.
+    // Whole iterations of the inline-assembly loop ([`cbc_asm`], 12 registers) on ymm from
+    // three on (as for CTR, [`ctr_b2b`]); the rest, and zmm, on the intrinsic kernel. (On xmm
+    // the `aesni` backend runs messages of 12 blocks and more wholly in assembly,
+    // `aesni::cbc_decrypt_nostack`, before this kernel is called.)
     let per = cbc_asm::REGS * V::BYTES;
-    let n = if (V::BLOCKS == 2 || (V::BLOCKS == 1 && NR == 10)) && buf.len() >= 3 * per {
+    let n = if V::BLOCKS == 2 && buf.len() >= 3 * per {
         buf.len() / per
     } else {
         0
     };
     if n > 0 {
-        let p = buf.as_mut_ptr();
-        if V::BLOCKS == 2 {
-            // SAFETY: `V` is `__m256i` here, so the caller's CPU has AVX2 and VAES; `n * per`
-            // bytes at `p` lie inside `buf`.
-            chain = unsafe { cbc_asm::ymm(&dk.0, NR, chain, p, n) };
-        } else {
-            // SAFETY: `V` is `__m128i` and `NR` is 10 here; the caller's CPU has AES-NI;
-            // `n * per` bytes at `p` lie inside `buf`.
-            chain = unsafe { cbc_asm::xmm128(&dk.0, chain, p, n) };
-        }
+        // SAFETY: `V` is `__m256i` here, so the caller's CPU has AVX2 and VAES; `n * per`
+        // bytes at `buf`'s start lie inside `buf`.
+        chain = unsafe { cbc_asm::ymm(&dk.0, NR, chain, buf.as_mut_ptr(), n) };
     }
     // SAFETY: the caller runs on a CPU with `V`'s features.
     let mut carry = unsafe { V::splat(chain) };

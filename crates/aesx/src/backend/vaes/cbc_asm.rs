@@ -1,8 +1,10 @@
-//! The CBC-decryption main loop as one block of inline assembly: 12 registers in flight per
-//! iteration, registers allocated by hand, in place, in the shape of [`super::ctr_asm`]; ymm
-//! (24 blocks) for `vaes256`, and xmm (12 blocks, legacy SSE) for `aesni` with AES-128 only.
-//! [`super::cbc_dec`] runs it for whole iterations from three on and the intrinsic kernel for
-//! the rest (and for `aesni` AES-192/256).
+//! CBC decryption as inline assembly: 12 registers in flight per iteration, registers
+//! allocated by hand, in place, in the shape of [`super::ctr_asm`]. On ymm (24 blocks an
+//! iteration, `vaes256`) the main loop ([`ymm`]): [`super::cbc_dec`] runs it for whole
+//! iterations from three on and the intrinsic kernel for the rest. On xmm (12 blocks, legacy
+//! SSE, `aesni`) the whole call from 12 blocks on, every key size ([`xmm`]): the decryption
+//! schedule, the blocks that do not fill an iteration, the loop, and the wipe of the schedule,
+//! so that no compiled code holds a key and no stack wipe follows (`aesni::cbc_decrypt_nostack`).
 //!
 //! IMPLEMENTATION NOTE (issues 13 and 19): the intrinsic kernel runs 8 ymm registers (with 12
 //! its tail shapes spilled past the stack wipe, README). This loop runs 12 with no stack.
@@ -21,8 +23,15 @@
 //! AES-256 7.41 folded, 7.20 after; AES-192 8.52, 8.39. In the library
 //! (`scripts/bench-aesni-peers.sh`'s build, `aesx bench --backends aesni --sizes 16K,1M --ops
 //! cbc-dec --keys 128`, four runs alternated with the intrinsic kernel): 16 KiB 9.88-9.95 ->
-//! 9.94-10.04 GB/s, 1 MiB 9.88-10.00 -> 10.04-10.08. So `aesni` runs this loop, XOR after,
-//! for AES-128, and keeps the intrinsic kernel for AES-192/256.
+//! 9.94-10.04 GB/s, 1 MiB 9.88-10.00 -> 10.04-10.08. So `aesni` runs this loop with the XOR
+//! after for AES-128; AES-192/256 kept the intrinsic kernel until session 6, when the whole
+//! call moved into assembly (they now run the folded loop, which measured level with it).
+//!
+//! The blocks that do not fill an iteration (`blocks % 12`, xmm) come first ([`cbc_head`]):
+//! 4, 8 or 12 registers, the fewest that hold them, are decrypted from the start of the buffer
+//! (at least 12 blocks long, so every load is inside) and only the first `blocks % 12` stored.
+//! The first form, a 12-register head whatever the remainder, measured no faster than the
+//! stack-wiped kernel at 16 KiB (1024 blocks, 4 left over: 8 blocks decrypted for nothing).
 //!
 //! ```text
 //! r0-r11   the 12 data registers through the AES rounds
@@ -44,29 +53,20 @@
 //! VINSERTI128 from memory.
 //!
 //! Legacy SSE encodings on xmm, VEX on ymm. No stack: the round keys are only ever in r12 and
-//! the schedule (the caller's frame, which the dispatcher's stack wipe covers). Constant time:
-//! the loop count and the round count are public; no branch or address depends on data or key.
+//! the schedule (on ymm the caller's frame, which the dispatcher's stack wipe covers; on xmm
+//! a local that the assembly fills and zeroes, with r12 and r15, before it ends). Constant
+//! time: the loop count, the head's length and the round count are public; no branch or
+//! address depends on data or key.
 
 use core::arch::asm;
 use core::arch::x86_64::__m128i;
 
-/// One middle round (AESDEC) over the 12 registers, key `i`.
+/// One middle round (AESDEC) with key `i` over the registers listed.
 macro_rules! dround {
-    ($w:ident, $i:literal) => {
+    ($w:ident, $i:literal; $($r:literal)*) => {
         concat!(
             key!($w, "12", concat!("{k} + 16*", $i)),
-            op2!($w, "aesdec", "0", "12"),
-            op2!($w, "aesdec", "1", "12"),
-            op2!($w, "aesdec", "2", "12"),
-            op2!($w, "aesdec", "3", "12"),
-            op2!($w, "aesdec", "4", "12"),
-            op2!($w, "aesdec", "5", "12"),
-            op2!($w, "aesdec", "6", "12"),
-            op2!($w, "aesdec", "7", "12"),
-            op2!($w, "aesdec", "8", "12"),
-            op2!($w, "aesdec", "9", "12"),
-            op2!($w, "aesdec", "10", "12"),
-            op2!($w, "aesdec", "11", "12"),
+            $(op2!($w, "aesdec", $r, "12"),)*
         )
     };
 }
@@ -89,55 +89,56 @@ macro_rules! chain {
     };
 }
 
-/// The last round of register `i >= 1`: `aesdeclast(r_i, k_last ^ chain_i)`, stored in place.
-macro_rules! last {
+/// The last round of register `i >= 1`, the chaining XOR folded into the key:
+/// `r_i = aesdeclast(r_i, k_last ^ chain_i)`.
+macro_rules! fin {
     ($w:ident, $i:literal) => {
         concat!(
             chain!($w, $i),
             op2!($w, "pxor", "15", "12"),
             op2!($w, "aesdeclast", $i, "15"),
-            st!($w, $i, "{p}", $i),
         )
     };
 }
 
-/// The last round of register 0 (chaining value from xmm13), and xmm13 = the batch's last
-/// ciphertext block (read into xmm14 before it was overwritten).
-macro_rules! last0 {
-    (y) => {
-        concat!(
-            "vinserti128 ymm15, ymm13, xmmword ptr [{p}], 1\n",
-            "vpxor ymm15, ymm15, ymm12\n",
-            "vaesdeclast ymm0, ymm0, ymm15\n",
-            "vmovdqu ymmword ptr [{p}], ymm0\n",
-            "vmovdqa xmm13, xmm14\n",
-        )
-    };
-}
-
-/// The last round of register `i >= 1` with the chaining XOR after it (xmm only):
-/// `aesdeclast(r_i, k_last) ^ chain_i`, stored in place.
-macro_rules! last_after {
+/// The last round of register `i >= 1`, the chaining XOR after it (xmm only):
+/// `r_i = aesdeclast(r_i, k_last) ^ chain_i`.
+macro_rules! fin_after {
     (x, $i:literal) => {
         concat!(
             op2!(x, "aesdeclast", $i, "12"),
             chain!(x, $i),
             op2!(x, "pxor", $i, "15"),
-            st!(x, $i, "{p}", $i),
         )
     };
 }
 
-/// [`last_after`] for register 0 (chaining value from xmm13), and xmm13 = the batch's last
-/// ciphertext block (read into xmm14 before it was overwritten).
-macro_rules! last0_after {
+/// [`fin`] for register 0, whose chaining value is xmm13 (on ymm `[xmm13, block 0]`). On
+/// xmm it consumes xmm13.
+macro_rules! fin0 {
     (x) => {
+        concat!("pxor xmm13, xmm12\n", "aesdeclast xmm0, xmm13\n")
+    };
+    (y) => {
         concat!(
-            "aesdeclast xmm0, xmm12\n",
-            "pxor xmm0, xmm13\n",
-            "movdqu xmmword ptr [{p}], xmm0\n",
-            "movdqa xmm13, xmm14\n",
+            "vinserti128 ymm15, ymm13, xmmword ptr [{p}], 1\n",
+            "vpxor ymm15, ymm15, ymm12\n",
+            "vaesdeclast ymm0, ymm0, ymm15\n",
         )
+    };
+}
+
+/// [`fin_after`] for register 0 (chaining value xmm13).
+macro_rules! fin0_after {
+    (x) => {
+        concat!("aesdeclast xmm0, xmm12\n", "pxor xmm0, xmm13\n")
+    };
+}
+
+/// The last round of register `i` by `$fin`, stored in place.
+macro_rules! finst {
+    ($w:ident, $fin:ident, $i:literal) => {
+        concat!($fin!($w, $i), st!($w, $i, "{p}", $i))
     };
 }
 
@@ -151,12 +152,59 @@ macro_rules! next_carry {
     };
 }
 
-/// The whole loop (`{n}` >= 1 iterations of 12 registers).
-macro_rules! cbc_loop {
-    ($w:ident) => {
-        cbc_loop!($w, last, last0)
+/// xmm13 = xmm14 (the next batch's first chaining block).
+macro_rules! carry {
+    (x) => {
+        "movdqa xmm13, xmm14\n"
     };
-    ($w:ident, $last:ident, $last0:ident) => {
+    (y) => {
+        "vmovdqa xmm13, xmm14\n"
+    };
+}
+
+/// AES rounds 1 to 9 (all of AES-128's middle rounds) over the registers listed.
+macro_rules! rounds_10 {
+    ($w:ident; $($r:literal)*) => {
+        concat!(
+            dround!($w, "1"; $($r)*),
+            dround!($w, "2"; $($r)*),
+            dround!($w, "3"; $($r)*),
+            dround!($w, "4"; $($r)*),
+            dround!($w, "5"; $($r)*),
+            dround!($w, "6"; $($r)*),
+            dround!($w, "7"; $($r)*),
+            dround!($w, "8"; $($r)*),
+            dround!($w, "9"; $($r)*),
+        )
+    };
+}
+
+/// The middle rounds of any key size over the registers listed: rounds 1 to 9, then 10-11
+/// and 12-13 unless `{kl}` (the last round key) says the schedule ends before them. `{t}` is
+/// scratch.
+macro_rules! rounds_any {
+    ($w:ident; $($r:literal)*) => {
+        concat!(
+            rounds_10!($w; $($r)*),
+            "lea {t}, [{k} + 160]\n",
+            "cmp {t}, {kl}\n",
+            "je 3f\n",
+            dround!($w, "10"; $($r)*),
+            dround!($w, "11"; $($r)*),
+            "lea {t}, [{k} + 192]\n",
+            "cmp {t}, {kl}\n",
+            "je 3f\n",
+            dround!($w, "12"; $($r)*),
+            dround!($w, "13"; $($r)*),
+            "3:\n",
+        )
+    };
+}
+
+/// The whole loop (`{n}` >= 1 iterations of 12 registers from `{p}`), the last round by
+/// `$fin` / `$fin0`, the middle rounds by `$rounds`.
+macro_rules! cbc_loop {
+    ($w:ident, $fin:ident, $fin0:ident, $rounds:ident) => {
         concat!(
             "2:\n",
             key!($w, "12", "{k}"),
@@ -173,42 +221,106 @@ macro_rules! cbc_loop {
             ldw!($w, "10"),
             ldw!($w, "11"),
             next_carry!($w),
-            dround!($w, "1"),
-            dround!($w, "2"),
-            dround!($w, "3"),
-            dround!($w, "4"),
-            dround!($w, "5"),
-            dround!($w, "6"),
-            dround!($w, "7"),
-            dround!($w, "8"),
-            dround!($w, "9"),
-            "lea {t}, [{k} + 160]\n",
-            "cmp {t}, {kl}\n",
-            "je 3f\n",
-            dround!($w, "10"),
-            dround!($w, "11"),
-            "lea {t}, [{k} + 192]\n",
-            "cmp {t}, {kl}\n",
-            "je 3f\n",
-            dround!($w, "12"),
-            dround!($w, "13"),
-            "3:\n",
+            $rounds!($w; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
             key!($w, "12", "{kl}"),
-            $last!($w, "11"),
-            $last!($w, "10"),
-            $last!($w, "9"),
-            $last!($w, "8"),
-            $last!($w, "7"),
-            $last!($w, "6"),
-            $last!($w, "5"),
-            $last!($w, "4"),
-            $last!($w, "3"),
-            $last!($w, "2"),
-            $last!($w, "1"),
-            $last0!($w),
+            finst!($w, $fin, "11"),
+            finst!($w, $fin, "10"),
+            finst!($w, $fin, "9"),
+            finst!($w, $fin, "8"),
+            finst!($w, $fin, "7"),
+            finst!($w, $fin, "6"),
+            finst!($w, $fin, "5"),
+            finst!($w, $fin, "4"),
+            finst!($w, $fin, "3"),
+            finst!($w, $fin, "2"),
+            finst!($w, $fin, "1"),
+            $fin0!($w),
+            st!($w, "0", "{p}", "0"),
+            carry!($w),
             "add {p}, {step}\n",
             "dec {n}\n",
             "jnz 2b\n",
+        )
+    };
+}
+
+/// The first `{r}` blocks at `{p}` on xmm, with `N` registers (`{r} <= N <= 12`), the rest
+/// of the buffer (at least 12 blocks) left for [`cbc_loop`]: registers `0..N` (listed as
+/// `0` and then `$d`, `N-1` down to 1) are decrypted, all loads inside the buffer, and the
+/// first `{r}` stored; xmm13 becomes ciphertext block `{r} - 1`, read before the stores, and
+/// `{p}` moves past the `{r}` blocks. Ends with a jump to label 5 (the loop). `{t}` is
+/// scratch.
+macro_rules! cbc_head {
+    ($fin:ident, $fin0:ident, $rounds:ident; $($d:literal)*) => {
+        concat!(
+            key!(x, "12", "{k}"),
+            ldw!(x, "0"),
+            $(ldw!(x, $d),)*
+            $rounds!(x; "0" $($d)*),
+            key!(x, "12", "{kl}"),
+            $($fin!(x, $d),)*
+            $fin0!(x),
+            "mov {t}, {r}\n",
+            "shl {t}, 4\n",
+            "movdqu xmm13, xmmword ptr [{p} + {t} - 16]\n",
+            st!(x, "0", "{p}", "0"),
+            $(
+                "cmp {r}, ", $d, "\n",
+                "jbe 6f\n",
+                st!(x, $d, "{p}", $d),
+                "6:\n",
+            )*
+            "add {p}, {t}\n",
+            "jmp 5f\n",
+        )
+    };
+}
+
+/// CBC decryption of `{r} + 12 * {n}` blocks (`{n}` >= 1) on xmm: the decryption schedule
+/// derived from the encryption schedule at `{e}` into the 16-byte slots at `{k}` (`{kl}` the
+/// last), [`cbc_head`] for the `{r}` blocks that do not fill an iteration (4, 8 or 12
+/// registers, the fewest that hold them), the loop, and the schedule slots, xmm12 and xmm15
+/// (round keys, and round keys XORed with ciphertext) zeroed at the end.
+macro_rules! cbc_xmm {
+    ($fin:ident, $fin0:ident, $rounds:ident) => {
+        concat!(
+            // dk[0] = enc[rounds], dk[rounds] = enc[0], dk[i] = AESIMC(enc[rounds - i]).
+            "mov {s}, {kl}\n",
+            "sub {s}, {k}\n",
+            "movdqu xmm0, xmmword ptr [{e} + {s}]\n",
+            "movdqu xmmword ptr [{k}], xmm0\n",
+            "movdqu xmm0, xmmword ptr [{e}]\n",
+            "movdqu xmmword ptr [{kl}], xmm0\n",
+            "mov {t}, {k}\n",
+            "14:\n",
+            "add {t}, 16\n",
+            "sub {s}, 16\n",
+            "jz 15f\n",
+            "aesimc xmm0, xmmword ptr [{e} + {s}]\n",
+            "movdqu xmmword ptr [{t}], xmm0\n",
+            "jmp 14b\n",
+            "15:\n",
+            "test {r}, {r}\n",
+            "jz 5f\n",
+            "cmp {r}, 4\n",
+            "ja 7f\n",
+            cbc_head!($fin, $fin0, $rounds; "3" "2" "1"),
+            "7:\n",
+            "cmp {r}, 8\n",
+            "ja 8f\n",
+            cbc_head!($fin, $fin0, $rounds; "7" "6" "5" "4" "3" "2" "1"),
+            "8:\n",
+            cbc_head!($fin, $fin0, $rounds; "11" "10" "9" "8" "7" "6" "5" "4" "3" "2" "1"),
+            "5:\n",
+            cbc_loop!(x, $fin, $fin0, $rounds),
+            "pxor xmm12, xmm12\n",
+            "pxor xmm15, xmm15\n",
+            "mov {t}, {kl}\n",
+            "9:\n",
+            "movdqu xmmword ptr [{t}], xmm12\n",
+            "sub {t}, 16\n",
+            "cmp {t}, {k}\n",
+            "jae 9b\n",
         )
     };
 }
@@ -241,7 +353,7 @@ pub(crate) unsafe fn ymm(
     // it clobbers only what it names.
     unsafe {
         asm!(
-            cbc_loop!(y),
+            cbc_loop!(y, fin, fin0, rounds_any),
             k = in(reg) k,
             kl = in(reg) k.add(16 * rounds),
             t = out(reg) _,
@@ -259,37 +371,65 @@ pub(crate) unsafe fn ymm(
     c
 }
 
-/// CBC decryption in place of `n * 12` blocks (192 bytes an iteration) at `p` on xmm (legacy
-/// SSE, for `aesni`), AES-128 only, with the chaining XOR after the last round (see the
-/// module notes); `dk` is the AES-128 decryption schedule, `chain` the chaining block before
-/// the first, and the result the last ciphertext block.
+/// CBC decryption in place of `blocks >= 12` blocks at `p` on xmm (legacy SSE, for `aesni`),
+/// every key size, all of it in this assembly ([`cbc_xmm`]): the decryption schedule derived
+/// from `enc` (the encryption schedule of `rounds` rounds) into `dk`, the `blocks % 12` blocks
+/// that do not fill an iteration, the loop, and `dk` zeroed again. AES-128 with the chaining
+/// XOR after the last round, AES-192/256 folded into it (see the module notes). `chain` is the
+/// chaining block before the first, and the result the last ciphertext block. No key material
+/// is left in `dk`, in a register or on the stack.
 ///
 /// # Safety
-/// The CPU has AES-NI; `p` is readable and writable for `192 * n` bytes, `n >= 1`.
+/// The CPU has AES-NI; `p` is readable and writable for `16 * blocks` bytes, `blocks >= 12`;
+/// `dk` is writable for `16 * (rounds + 1)` bytes.
 #[inline]
 #[target_feature(enable = "aes,sse4.2")]
-pub(crate) unsafe fn xmm128(dk: &[[u8; 16]; 15], chain: __m128i, p: *mut u8, n: usize) -> __m128i {
-    debug_assert!(n >= 1);
-    let k = dk.as_ptr().cast::<u8>();
+pub(crate) unsafe fn xmm(
+    enc: &[[u8; 16]; 15],
+    rounds: usize,
+    chain: __m128i,
+    p: *mut u8,
+    blocks: usize,
+    dk: *mut [u8; 16],
+) -> __m128i {
+    debug_assert!(blocks >= REGS && matches!(rounds, 10 | 12 | 14));
+    let k = dk.cast::<u8>();
     let mut c = chain;
-    // SAFETY: as in `ymm`, with 10 rounds (`kl` is `dk[10]`, so rounds 10..13 are skipped) and
-    // `p[..192 * n]`.
+    macro_rules! run {
+        ($fin:ident, $fin0:ident, $rounds:ident) => {
+            asm!(
+                cbc_xmm!($fin, $fin0, $rounds),
+                e = in(reg) enc.as_ptr(),
+                k = in(reg) k,
+                kl = in(reg) k.add(16 * rounds),
+                s = out(reg) _,
+                t = out(reg) _,
+                r = in(reg) blocks % REGS,
+                p = inout(reg) p => _,
+                n = inout(reg) blocks / REGS => _,
+                step = const 16 * REGS,
+                inout("xmm13") c,
+                out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
+                out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
+                out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
+                out("xmm12") _, out("xmm14") _, out("xmm15") _,
+                options(nostack),
+            )
+        };
+    }
+    // SAFETY: the caller guarantees AES-NI, the buffer extent and `dk`'s. The asm reads
+    // `enc[0..=rounds]` and writes, reads and zeroes `dk[0..=rounds]` (`kl` is `dk[rounds]`;
+    // the round keys past `kl` are never read: for AES-128 rounds 10..13 are not in the
+    // text, for the others `rounds_any` stops at `kl`). A head of `r = blocks % 12` blocks
+    // reads at most the first 12 blocks (inside, `blocks >= 12`) and writes the first `r`;
+    // the loop then covers the remaining `12 * (blocks / 12)` blocks, `blocks / 12 >= 1`
+    // iterations. No stack; it clobbers only what it names.
     unsafe {
-        asm!(
-            cbc_loop!(x, last_after, last0_after),
-            k = in(reg) k,
-            kl = in(reg) k.add(16 * 10),
-            t = out(reg) _,
-            p = inout(reg) p => _,
-            n = inout(reg) n => _,
-            step = const 16 * REGS,
-            inout("xmm13") c,
-            out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
-            out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
-            out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
-            out("xmm12") _, out("xmm14") _, out("xmm15") _,
-            options(nostack),
-        );
+        if rounds == 10 {
+            run!(fin_after, fin0_after, rounds_10)
+        } else {
+            run!(fin, fin0, rounds_any)
+        }
     }
     c
 }
