@@ -793,8 +793,9 @@ pub(crate) fn cbc_decrypt_nostack(
     if backend != crate::Backend::Aesni || buf.len() < 16 * cbc_asm::REGS {
         return false;
     }
-    // Written, read and zeroed by the assembly only; never read here.
-    let mut dk = core::mem::MaybeUninit::<[[u8; 16]; 15]>::uninit();
+    // Written, read and zeroed by the assembly only; never read here. 16-byte aligned (no
+    // round-key load crosses a cache line).
+    let mut dk = core::mem::MaybeUninit::<[__m128i; 15]>::uninit();
     // SAFETY: `Keys` of this layout exist only for backends whose CPU has AES-NI and SSE4.2
     // (see "Safe entry points" below); `buf` holds `buf.len() / 16 >= 12` whole blocks (the
     // mode layer passes whole blocks), read and written in place; `iv` is 16 bytes; `dk` has
