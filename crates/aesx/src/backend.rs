@@ -337,7 +337,6 @@ pub(crate) enum Keys {
 impl Keys {
     /// The all-zero hardware-layout schedule (a placeholder: no heap, nothing secret).
     #[cfg(all(feature = "alloc", target_arch = "x86_64"))]
-    #[allow(clippy::declare_interior_mutable_const)] // a template, see `aesni::Keys::ZERO`
     pub(crate) const ZERO: Keys = Keys::Hw(aesni::Keys::ZERO);
 
     /// The schedule of `key` (16/24/32 bytes, checked by the caller) for `backend`, which the
@@ -393,8 +392,7 @@ impl Keys {
             Keys::Hw(k) => {
                 // The same wipe as `aesni::Keys`'s own `Drop` (which is skipped: it holds
                 // nothing else). Slots past `rounds` hold zeros, never key material.
-                aesni::wipe_slots_with(&mut k.enc, k.rounds + 1, plan_cached().avx());
-                k.dec.wipe(k.rounds);
+                aesni::wipe_slots_with(&mut k.enc, k.rounds + 1, plan_cached().avx())
             }
             _ => drop_boxed(this),
         }
@@ -1119,49 +1117,6 @@ mod tests {
                         check("ctr", &|a, x| a.ctr_xor_at(&c.to_be_bytes(), 0, x));
                     }
                 }
-            }
-        }
-    }
-
-    /// The `aesni` CBC decryption from 12 blocks on reads the decryption schedule cached in
-    /// the key (`aesni::DecCache`): filled on the first call, by whichever thread gets there
-    /// first, while others derive their own. Fresh keys shared by two threads that decrypt
-    /// at once, and the fallback path forced (the cache held busy), against `soft`.
-    #[test]
-    fn aesni_dec_cache_matches_soft() {
-        if !Backend::Aesni.is_available() {
-            return;
-        }
-        let iv: [u8; 16] = data(16, 5).try_into().unwrap();
-        let src = data(16 * 259, 9);
-        for kl in [16, 24, 32] {
-            for round in 0..50u8 {
-                let key = data(kl, round);
-                let mut want = src.clone();
-                let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
-                soft.cbc_decrypt(&iv, &mut want).unwrap();
-                let aes = Aes::with_backend(&key, Backend::Aesni).unwrap();
-                std::thread::scope(|s| {
-                    for _ in 0..2 {
-                        s.spawn(|| {
-                            for _ in 0..3 {
-                                let mut x = src.clone();
-                                aes.cbc_decrypt(&iv, &mut x).unwrap();
-                                assert_eq!(x, want, "AES-{} round {round}", kl * 8);
-                            }
-                        });
-                    }
-                });
-                // The fallback (a schedule derived into a local), as while another thread
-                // fills the cache.
-                let fresh = Aes::with_backend(&key, Backend::Aesni).unwrap();
-                let Keys::Hw(k) = fresh.kernels().1 else {
-                    unreachable!()
-                };
-                k.dec.hold_busy();
-                let mut x = src.clone();
-                fresh.cbc_decrypt(&iv, &mut x).unwrap();
-                assert_eq!(x, want, "AES-{} fallback", kl * 8);
             }
         }
     }

@@ -144,7 +144,6 @@ impl Aes {
     /// A placeholder to build a schedule in place with [`Aes::fill_checked`]: the all-zero
     /// hardware-layout schedule, which owns no heap memory and holds nothing secret.
     #[cfg(all(feature = "alloc", target_arch = "x86_64"))]
-    #[allow(clippy::declare_interior_mutable_const)] // a template, see `aesni::Keys::ZERO`
     pub(crate) const PLACEHOLDER: Aes = Aes {
         backend: Backend::Aesni,
         key_bits: 0,

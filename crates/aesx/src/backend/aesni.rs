@@ -20,16 +20,14 @@ use zeroize::Zeroize;
 /// Round keys for the hardware backends: `enc[0..=rounds]` for AESENC.
 ///
 /// IMPLEMENTATION NOTE: the equivalent-inverse-cipher schedule for AESDEC
-/// (`AESIMC(enc[rounds - i])`) is not built at key setup: the compiled decrypting kernels
-/// derive it per call ([`dec_schedule`]), 9-13 independent AESIMC at 2 per cycle. Building it
-/// up front doubled the schedule's stores, and key setup on this hardware is bound by stores
-/// (initialise, expand, zeroize), not by the 60-cycle expansion chain. The assembly CBC path
-/// derives it once, on its first call, into `dec` ([`DecCache`]).
+/// (`AESIMC(enc[rounds - i])`) is not stored: the decrypting kernels derive it in registers in
+/// their prologue ([`dec_keys`]), 9-13 independent AESIMC at 2 per cycle. Storing it doubled
+/// the schedule, and key setup on this hardware is bound by stores (initialise, expand,
+/// zeroize), not by the 60-cycle expansion chain.
 #[repr(C, align(16))]
 pub(crate) struct Keys {
     pub(crate) enc: [[u8; 16]; 15],
     pub(crate) rounds: usize,
-    pub(crate) dec: DecCache,
 }
 
 impl Drop for Keys {
@@ -37,96 +35,6 @@ impl Drop for Keys {
     fn drop(&mut self) {
         // Slots past `rounds` hold zeros, never key material.
         wipe_slots(&mut self.enc, self.rounds + 1);
-        self.dec.wipe(self.rounds);
-    }
-}
-
-/// The decryption schedule of a [`Keys`] (the layout of [`DecSchedule`]), derived by the
-/// first caller of [`DecCache::get`] and kept until the schedule is dropped, which zeroes it.
-/// Until then its slots are uninitialised: key setup stores one byte for it.
-pub(crate) struct DecCache {
-    /// `DEC_EMPTY`, `DEC_BUSY` (one thread is deriving the slots) or `DEC_READY`.
-    state: core::sync::atomic::AtomicU8,
-    slots: core::cell::UnsafeCell<core::mem::MaybeUninit<[__m128i; 15]>>,
-}
-
-const DEC_EMPTY: u8 = 0;
-const DEC_BUSY: u8 = 1;
-const DEC_READY: u8 = 2;
-
-// SAFETY: `slots` is written only by the one thread whose compare-exchange moved `state` from
-// DEC_EMPTY to DEC_BUSY, and read only after an Acquire load of DEC_READY, which that thread
-// stores with Release after its writes; so no read overlaps a write and no two writes
-// overlap. `wipe` takes `&mut self` (no other user).
-unsafe impl Sync for DecCache {}
-
-impl DecCache {
-    /// Nothing derived yet.
-    pub(crate) const fn new() -> DecCache {
-        DecCache {
-            state: core::sync::atomic::AtomicU8::new(DEC_EMPTY),
-            slots: core::cell::UnsafeCell::new(core::mem::MaybeUninit::uninit()),
-        }
-    }
-
-    /// The decryption schedule of `enc` (`rounds` rounds; the `Keys` this belongs to) as
-    /// `rounds + 1` 16-byte slots, derived now (in assembly) if this is the first call; `None`
-    /// while another thread is deriving it (the caller then derives its own).
-    ///
-    /// # Safety
-    /// The CPU has AES-NI; `enc` and `rounds` are those of the `Keys` that holds `self`.
-    #[inline]
-    pub(crate) unsafe fn get(
-        &self,
-        enc: &[[u8; 16]; 15],
-        rounds: usize,
-    ) -> Option<*const [u8; 16]> {
-        use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-        let p = self.slots.get().cast::<[u8; 16]>();
-        match self.state.load(Acquire) {
-            DEC_READY => Some(p),
-            DEC_EMPTY
-                if self
-                    .state
-                    .compare_exchange(DEC_EMPTY, DEC_BUSY, Acquire, Relaxed)
-                    .is_ok() =>
-            {
-                // SAFETY: this thread alone writes the slots (see `Sync` above); 15 slots
-                // hold `rounds + 1`; AES-NI per the caller.
-                unsafe { dec_schedule_into(enc, rounds, p) };
-                self.state.store(DEC_READY, Release);
-                Some(p)
-            }
-            _ => None,
-        }
-    }
-
-    /// Marks the cache as being filled by another thread, so `get` returns `None` (tests of
-    /// the fallback path).
-    #[cfg(test)]
-    pub(crate) fn hold_busy(&self) {
-        self.state
-            .store(DEC_BUSY, core::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// Zeroes the derived schedule, if there is one (out of line: key setup + drop without a
-    /// decryption, the common case, pays one load and a branch).
-    #[inline(always)]
-    pub(crate) fn wipe(&mut self, rounds: usize) {
-        if *self.state.get_mut() == DEC_READY {
-            self.wipe_slots(rounds);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn wipe_slots(&mut self, rounds: usize) {
-        let p = self.slots.get_mut().as_mut_ptr().cast::<[u8; 16]>();
-        for i in 0..=rounds.min(14) {
-            // SAFETY: slot `i <= 14` of the 15; volatile, so the stores are not removed.
-            unsafe { core::ptr::write_volatile(p.add(i), [0u8; 16]) };
-        }
-        *self.state.get_mut() = DEC_EMPTY;
     }
 }
 
@@ -252,12 +160,9 @@ pub(crate) fn expand_with(key: &[u8], v: Variant) -> Keys {
 }
 
 impl Keys {
-    // A template copied into place, never referenced: each use is a fresh value.
-    #[allow(clippy::declare_interior_mutable_const)]
     pub(crate) const ZERO: Keys = Keys {
         enc: [[0; 16]; 15],
         rounds: 0,
-        dec: DecCache::new(),
     };
 }
 
@@ -667,7 +572,6 @@ pub(crate) unsafe fn expand_inline(key: &[u8], v: Variant) -> Keys {
         // pattern is a valid value of both.
         enc: unsafe { core::mem::transmute::<[__m128i; 15], [[u8; 16]; 15]>(enc) },
         rounds: key.len() / 4 + 6,
-        dec: DecCache::new(),
     }
 }
 
@@ -868,54 +772,17 @@ pub(crate) unsafe fn dec_schedule<const NR: usize>(rk: &Keys) -> DecSchedule {
     d
 }
 
-/// Writes the decryption schedule of `enc` (`rounds` rounds) to `dst[0..=rounds]` in
-/// inline assembly: `dst[0] = enc[rounds]`, `dst[i] = AESIMC(enc[rounds - i])`,
-/// `dst[rounds] = enc[0]` (the layout of [`dec_schedule`]); xmm0 zeroed after.
-///
-/// # Safety
-/// The CPU has AES-NI; `dst` is writable for `16 * (rounds + 1)` bytes; `rounds` is 10, 12
-/// or 14.
-#[inline]
-#[target_feature(enable = "aes,sse4.2")]
-pub(crate) unsafe fn dec_schedule_into(enc: &[[u8; 16]; 15], rounds: usize, dst: *mut [u8; 16]) {
-    debug_assert!(matches!(rounds, 10 | 12 | 14));
-    // SAFETY: reads `enc[0..=rounds]`, writes `dst[0..=rounds]` (the loop runs while the
-    // source offset `{s}` is not yet 0: slots 1..rounds); AES-NI per the caller. No stack.
-    unsafe {
-        core::arch::asm!(
-            "movdqu xmm0, xmmword ptr [{e} + {s}]",
-            "movdqu xmmword ptr [{d}], xmm0",
-            "movdqu xmm0, xmmword ptr [{e}]",
-            "movdqu xmmword ptr [{d} + {s}], xmm0",
-            "2:",
-            "add {d}, 16",
-            "sub {s}, 16",
-            "jz 3f",
-            "aesimc xmm0, xmmword ptr [{e} + {s}]",
-            "movdqu xmmword ptr [{d}], xmm0",
-            "jmp 2b",
-            "3:",
-            "pxor xmm0, xmm0",
-            e = in(reg) enc.as_ptr(),
-            d = inout(reg) dst => _,
-            s = inout(reg) 16 * rounds => _,
-            out("xmm0") _,
-            options(nostack),
-        );
-    }
-}
-
 /// CBC decryption on the `aesni` backend of at least [`cbc_asm::REGS`] (12) blocks, entirely
 /// in inline assembly ([`cbc_asm::xmm`]); returns false, doing nothing, on another backend or
 /// for fewer blocks (then the dispatcher runs [`cbc_decrypt`]).
 ///
 /// IMPLEMENTATION NOTE (issue 19): the compiled kernels are followed by a stack wipe, because
 /// LLVM may spill a round key to their frames. Here no compiled code ever holds a round key:
-/// the decryption schedule is the one cached in the key ([`DecCache`], derived by assembly on
-/// the first call and zeroed when the key is dropped), and the loop keeps keys in it and in
-/// xmm12, which it zeroes. So nothing follows the call: no stack wipe (1.25 KiB, about 20 ns on
-/// Zen 3, 1.2% of a 16 KiB call) and no per-call AESIMC. While another thread is filling the
-/// cache, the schedule is derived into a local here, by assembly, and zeroed by assembly.
+/// the assembly derives the decryption schedule into a local that only it writes and reads,
+/// and zeroes that local, xmm12 and xmm15 (the registers that held keys) before it ends. So
+/// no stack wipe follows, and the per-call cost is 9-13 AESIMC and two passes of 11-15
+/// stores. Measured on Zen 3 (README, issue 19): the 1280-byte stack wipe alone cost about
+/// 20 ns a call, 1.2% of a 16 KiB decryption.
 pub(crate) fn cbc_decrypt_nostack(
     backend: crate::Backend,
     k: &Keys,
@@ -926,52 +793,26 @@ pub(crate) fn cbc_decrypt_nostack(
     if backend != crate::Backend::Aesni || buf.len() < 16 * cbc_asm::REGS {
         return false;
     }
+    // Written, read and zeroed by the assembly only; never read here. 16-byte aligned (no
+    // round-key load crosses a cache line).
+    let mut dk = core::mem::MaybeUninit::<[__m128i; 15]>::uninit();
     // SAFETY: `Keys` of this layout exist only for backends whose CPU has AES-NI and SSE4.2
-    // (see "Safe entry points" below); `k.dec` belongs to `k`; `buf` holds
-    // `buf.len() / 16 >= 12` whole blocks (the mode layer passes whole blocks), read and
-    // written in place; `iv` is 16 bytes; a schedule has `rounds + 1 <= 15` slots.
+    // (see "Safe entry points" below); `buf` holds `buf.len() / 16 >= 12` whole blocks (the
+    // mode layer passes whole blocks), read and written in place; `iv` is 16 bytes; `dk` has
+    // 15 >= rounds + 1 slots.
     unsafe {
         let c = _mm_loadu_si128(iv.as_ptr().cast());
-        let (p, blocks) = (buf.as_mut_ptr(), buf.len() / 16);
-        let c = match k.dec.get(&k.enc, k.rounds) {
-            Some(dk) => cbc_asm::xmm(dk, k.rounds, c, p, blocks),
-            None => {
-                // Written, read and zeroed by assembly only; 16-byte aligned.
-                let mut dk = core::mem::MaybeUninit::<[__m128i; 15]>::uninit();
-                let d = dk.as_mut_ptr().cast::<[u8; 16]>();
-                dec_schedule_into(&k.enc, k.rounds, d);
-                let c = cbc_asm::xmm(d, k.rounds, c, p, blocks);
-                zero_slots(d, k.rounds + 1);
-                c
-            }
-        };
+        let c = cbc_asm::xmm(
+            &k.enc,
+            k.rounds,
+            c,
+            buf.as_mut_ptr(),
+            buf.len() / 16,
+            dk.as_mut_ptr().cast(),
+        );
         _mm_storeu_si128(iv.as_mut_ptr().cast(), c);
     }
     true
-}
-
-/// Zeroes `n` 16-byte slots at `p` in inline assembly (SSE2 stores the compiler cannot
-/// remove or move).
-///
-/// # Safety
-/// `p` is writable for `16 * n` bytes, `n >= 1`.
-#[inline]
-unsafe fn zero_slots(p: *mut [u8; 16], n: usize) {
-    // SAFETY: writes exactly `16 * n` bytes from `p` (the caller's contract). No stack.
-    unsafe {
-        core::arch::asm!(
-            "pxor xmm0, xmm0",
-            "2:",
-            "movdqu xmmword ptr [{p}], xmm0",
-            "add {p}, 16",
-            "dec {n}",
-            "jnz 2b",
-            p = inout(reg) p => _,
-            n = inout(reg) n => _,
-            out("xmm0") _,
-            options(nostack),
-        );
-    }
 }
 
 /// Runs `$body` with `NR` bound to the schedule's round count as a const.

@@ -276,13 +276,30 @@ macro_rules! cbc_head {
     };
 }
 
-/// CBC decryption of `{r} + 12 * {n}` blocks (`{n}` >= 1) on xmm with the decryption
-/// schedule at `{k}` (`{kl}` its last slot): [`cbc_head`] for the `{r}` blocks that do not fill
-/// an iteration (4, 8 or 12 registers, the fewest that hold them), then the loop; xmm12 and
-/// xmm15 (round keys, and round keys XORed with ciphertext) zeroed at the end.
+/// CBC decryption of `{r} + 12 * {n}` blocks (`{n}` >= 1) on xmm: the decryption schedule
+/// derived from the encryption schedule at `{e}` into the 16-byte slots at `{k}` (`{kl}` the
+/// last), [`cbc_head`] for the `{r}` blocks that do not fill an iteration (4, 8 or 12
+/// registers, the fewest that hold them), the loop, and the schedule slots, xmm12 and xmm15
+/// (round keys, and round keys XORed with ciphertext) zeroed at the end.
 macro_rules! cbc_xmm {
     ($fin:ident, $fin0:ident, $rounds:ident) => {
         concat!(
+            // dk[0] = enc[rounds], dk[rounds] = enc[0], dk[i] = AESIMC(enc[rounds - i]).
+            "mov {s}, {kl}\n",
+            "sub {s}, {k}\n",
+            "movdqu xmm0, xmmword ptr [{e} + {s}]\n",
+            "movdqu xmmword ptr [{k}], xmm0\n",
+            "movdqu xmm0, xmmword ptr [{e}]\n",
+            "movdqu xmmword ptr [{kl}], xmm0\n",
+            "mov {t}, {k}\n",
+            "14:\n",
+            "add {t}, 16\n",
+            "sub {s}, 16\n",
+            "jz 15f\n",
+            "aesimc xmm0, xmmword ptr [{e} + {s}]\n",
+            "movdqu xmmword ptr [{t}], xmm0\n",
+            "jmp 14b\n",
+            "15:\n",
             "test {r}, {r}\n",
             "jz 5f\n",
             "cmp {r}, 4\n",
@@ -298,6 +315,12 @@ macro_rules! cbc_xmm {
             cbc_loop!(x, $fin, $fin0, $rounds),
             "pxor xmm12, xmm12\n",
             "pxor xmm15, xmm15\n",
+            "mov {t}, {kl}\n",
+            "9:\n",
+            "movdqu xmmword ptr [{t}], xmm12\n",
+            "sub {t}, 16\n",
+            "cmp {t}, {k}\n",
+            "jae 9b\n",
         )
     };
 }
@@ -349,23 +372,25 @@ pub(crate) unsafe fn ymm(
 }
 
 /// CBC decryption in place of `blocks >= 12` blocks at `p` on xmm (legacy SSE, for `aesni`),
-/// every key size ([`cbc_xmm`]): the `blocks % 12` blocks that do not fill an iteration, then
-/// the loop. AES-128 with the chaining XOR after the last round, AES-192/256 folded into it
-/// (see the module notes). `dk` is the decryption schedule of `rounds` rounds
-/// (`aesni::dec_schedule_into`), `chain` the chaining block before the first, and the result
-/// the last ciphertext block. No key material is left in a register or on the stack.
+/// every key size, all of it in this assembly ([`cbc_xmm`]): the decryption schedule derived
+/// from `enc` (the encryption schedule of `rounds` rounds) into `dk`, the `blocks % 12` blocks
+/// that do not fill an iteration, the loop, and `dk` zeroed again. AES-128 with the chaining
+/// XOR after the last round, AES-192/256 folded into it (see the module notes). `chain` is the
+/// chaining block before the first, and the result the last ciphertext block. No key material
+/// is left in `dk`, in a register or on the stack.
 ///
 /// # Safety
 /// The CPU has AES-NI; `p` is readable and writable for `16 * blocks` bytes, `blocks >= 12`;
-/// `dk` is readable for `16 * (rounds + 1)` bytes.
+/// `dk` is writable for `16 * (rounds + 1)` bytes.
 #[inline]
 #[target_feature(enable = "aes,sse4.2")]
 pub(crate) unsafe fn xmm(
-    dk: *const [u8; 16],
+    enc: &[[u8; 16]; 15],
     rounds: usize,
     chain: __m128i,
     p: *mut u8,
     blocks: usize,
+    dk: *mut [u8; 16],
 ) -> __m128i {
     debug_assert!(blocks >= REGS && matches!(rounds, 10 | 12 | 14));
     let k = dk.cast::<u8>();
@@ -374,8 +399,10 @@ pub(crate) unsafe fn xmm(
         ($fin:ident, $fin0:ident, $rounds:ident) => {
             asm!(
                 cbc_xmm!($fin, $fin0, $rounds),
+                e = in(reg) enc.as_ptr(),
                 k = in(reg) k,
                 kl = in(reg) k.add(16 * rounds),
+                s = out(reg) _,
                 t = out(reg) _,
                 r = in(reg) blocks % REGS,
                 p = inout(reg) p => _,
@@ -390,13 +417,13 @@ pub(crate) unsafe fn xmm(
             )
         };
     }
-    // SAFETY: the caller guarantees AES-NI and the extents of the buffer and of `dk`. The
-    // asm reads `dk[0..=rounds]` (`kl` is `dk[rounds]`; the round keys past `kl` are never
-    // read: for AES-128 rounds 10..13 are not in the text, for the others `rounds_any` stops
-    // at `kl`). A head of `r = blocks % 12` blocks reads at most the first 12 blocks (inside,
-    // `blocks >= 12`) and writes the first `r`; the loop then covers the remaining
-    // `12 * (blocks / 12)` blocks, `blocks / 12 >= 1` iterations. No stack; it clobbers only
-    // what it names.
+    // SAFETY: the caller guarantees AES-NI, the buffer extent and `dk`'s. The asm reads
+    // `enc[0..=rounds]` and writes, reads and zeroes `dk[0..=rounds]` (`kl` is `dk[rounds]`;
+    // the round keys past `kl` are never read: for AES-128 rounds 10..13 are not in the
+    // text, for the others `rounds_any` stops at `kl`). A head of `r = blocks % 12` blocks
+    // reads at most the first 12 blocks (inside, `blocks >= 12`) and writes the first `r`;
+    // the loop then covers the remaining `12 * (blocks / 12)` blocks, `blocks / 12 >= 1`
+    // iterations. No stack; it clobbers only what it names.
     unsafe {
         if rounds == 10 {
             run!(fin_after, fin0_after, rounds_10)
