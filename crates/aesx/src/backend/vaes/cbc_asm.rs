@@ -162,8 +162,10 @@ macro_rules! carry {
     };
 }
 
-/// AES rounds 1 to 9 (all of AES-128's middle rounds) over the registers listed.
-macro_rules! rounds_10 {
+/// The middle rounds of any key size over the registers listed: rounds 1 to 9, then 10-11
+/// and 12-13 unless `{kl}` (the last round key) says the schedule ends before them. `{t}` is
+/// scratch.
+macro_rules! rounds {
     ($w:ident; $($r:literal)*) => {
         concat!(
             dround!($w, "1"; $($r)*),
@@ -175,17 +177,6 @@ macro_rules! rounds_10 {
             dround!($w, "7"; $($r)*),
             dround!($w, "8"; $($r)*),
             dround!($w, "9"; $($r)*),
-        )
-    };
-}
-
-/// The middle rounds of any key size over the registers listed: rounds 1 to 9, then 10-11
-/// and 12-13 unless `{kl}` (the last round key) says the schedule ends before them. `{t}` is
-/// scratch.
-macro_rules! rounds_any {
-    ($w:ident; $($r:literal)*) => {
-        concat!(
-            rounds_10!($w; $($r)*),
             "lea {t}, [{k} + 160]\n",
             "cmp {t}, {kl}\n",
             "je 3f\n",
@@ -202,9 +193,9 @@ macro_rules! rounds_any {
 }
 
 /// The whole loop (`{n}` >= 1 iterations of 12 registers from `{p}`), the last round by
-/// `$fin` / `$fin0`, the middle rounds by `$rounds`.
+/// `$fin` / `$fin0`.
 macro_rules! cbc_loop {
-    ($w:ident, $fin:ident, $fin0:ident, $rounds:ident) => {
+    ($w:ident, $fin:ident, $fin0:ident) => {
         concat!(
             "2:\n",
             key!($w, "12", "{k}"),
@@ -221,7 +212,7 @@ macro_rules! cbc_loop {
             ldw!($w, "10"),
             ldw!($w, "11"),
             next_carry!($w),
-            $rounds!($w; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
+            rounds!($w; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
             key!($w, "12", "{kl}"),
             finst!($w, $fin, "11"),
             finst!($w, $fin, "10"),
@@ -251,12 +242,12 @@ macro_rules! cbc_loop {
 /// `{p}` moves past the `{r}` blocks. Ends with a jump to label 5 (the loop). `{t}` is
 /// scratch.
 macro_rules! cbc_head {
-    ($fin:ident, $fin0:ident, $rounds:ident; $($d:literal)*) => {
+    ($fin:ident, $fin0:ident; $($d:literal)*) => {
         concat!(
             key!(x, "12", "{k}"),
             ldw!(x, "0"),
             $(ldw!(x, $d),)*
-            $rounds!(x; "0" $($d)*),
+            rounds!(x; "0" $($d)*),
             key!(x, "12", "{kl}"),
             $($fin!(x, $d),)*
             $fin0!(x),
@@ -282,7 +273,7 @@ macro_rules! cbc_head {
 /// registers, the fewest that hold them), the loop, and the schedule slots, xmm12 and xmm15
 /// (round keys, and round keys XORed with ciphertext) zeroed at the end.
 macro_rules! cbc_xmm {
-    ($fin:ident, $fin0:ident, $rounds:ident) => {
+    ($fin:ident, $fin0:ident) => {
         concat!(
             // dk[0] = enc[rounds], dk[rounds] = enc[0], dk[i] = AESIMC(enc[rounds - i]).
             "mov {s}, {kl}\n",
@@ -304,15 +295,15 @@ macro_rules! cbc_xmm {
             "jz 5f\n",
             "cmp {r}, 4\n",
             "ja 7f\n",
-            cbc_head!($fin, $fin0, $rounds; "3" "2" "1"),
+            cbc_head!($fin, $fin0; "3" "2" "1"),
             "7:\n",
             "cmp {r}, 8\n",
             "ja 8f\n",
-            cbc_head!($fin, $fin0, $rounds; "7" "6" "5" "4" "3" "2" "1"),
+            cbc_head!($fin, $fin0; "7" "6" "5" "4" "3" "2" "1"),
             "8:\n",
-            cbc_head!($fin, $fin0, $rounds; "11" "10" "9" "8" "7" "6" "5" "4" "3" "2" "1"),
+            cbc_head!($fin, $fin0; "11" "10" "9" "8" "7" "6" "5" "4" "3" "2" "1"),
             "5:\n",
-            cbc_loop!(x, $fin, $fin0, $rounds),
+            cbc_loop!(x, $fin, $fin0),
             "pxor xmm12, xmm12\n",
             "pxor xmm15, xmm15\n",
             "mov {t}, {kl}\n",
@@ -353,7 +344,7 @@ pub(crate) unsafe fn ymm(
     // it clobbers only what it names.
     unsafe {
         asm!(
-            cbc_loop!(y, fin, fin0, rounds_any),
+            cbc_loop!(y, fin, fin0),
             k = in(reg) k,
             kl = in(reg) k.add(16 * rounds),
             t = out(reg) _,
@@ -396,9 +387,9 @@ pub(crate) unsafe fn xmm(
     let k = dk.cast::<u8>();
     let mut c = chain;
     macro_rules! run {
-        ($fin:ident, $fin0:ident, $rounds:ident) => {
+        ($fin:ident, $fin0:ident) => {
             asm!(
-                cbc_xmm!($fin, $fin0, $rounds),
+                cbc_xmm!($fin, $fin0),
                 e = in(reg) enc.as_ptr(),
                 k = in(reg) k,
                 kl = in(reg) k.add(16 * rounds),
@@ -419,22 +410,21 @@ pub(crate) unsafe fn xmm(
     }
     // SAFETY: the caller guarantees AES-NI, the buffer extent and `dk`'s. The asm reads
     // `enc[0..=rounds]` and writes, reads and zeroes `dk[0..=rounds]` (`kl` is `dk[rounds]`;
-    // the round keys past `kl` are never read: for AES-128 rounds 10..13 are not in the
-    // text, for the others `rounds_any` stops at `kl`). A head of `r = blocks % 12` blocks
-    // reads at most the first 12 blocks (inside, `blocks >= 12`) and writes the first `r`;
-    // the loop then covers the remaining `12 * (blocks / 12)` blocks, `blocks / 12 >= 1`
-    // iterations. No stack; it clobbers only what it names.
-    // IMPLEMENTATION NOTE: AES-128 runs `rounds_any` too, whose test of `{kl}` after round 9
-    // is a taken branch in every iteration: with `rounds_10` (no branch) the loop measured
-    // 0.5-1% slower at 16 KiB and 1 MiB (Zen 3, `aesx bench --backends aesni --sizes 1K,16K,1M
-    // --ops cbc-dec --keys 128`, three runs alternated: 16 KiB 9.94-10.08 against 10.10-10.19
-    // GB/s); aligning the loop (`.p2align 6`) did not recover it. A front-end effect, not
-    // understood.
+    // the round keys past `kl` are never read: `rounds` stops at `kl`). A head of
+    // `r = blocks % 12` blocks reads at most the first 12 blocks (inside, `blocks >= 12`) and
+    // writes the first `r`; the loop then covers the remaining `12 * (blocks / 12)` blocks,
+    // `blocks / 12 >= 1` iterations. No stack; it clobbers only what it names.
+    // IMPLEMENTATION NOTE: AES-128 runs the same `rounds` text, whose test of `{kl}` after
+    // round 9 is a taken branch in every iteration: with rounds 1-9 alone (no branch, tried in
+    // session 6) the loop measured 0.5-1% slower at 16 KiB and 1 MiB (Zen 3, `aesx bench
+    // --backends aesni --sizes 1K,16K,1M --ops cbc-dec --keys 128`, three runs alternated:
+    // 16 KiB 9.94-10.08 against 10.10-10.19 GB/s); aligning the loop (`.p2align 6`) did not
+    // recover it. A front-end effect, not understood.
     unsafe {
         if rounds == 10 {
-            run!(fin_after, fin0_after, rounds_any)
+            run!(fin_after, fin0_after)
         } else {
-            run!(fin, fin0, rounds_any)
+            run!(fin, fin0)
         }
     }
     c
