@@ -31,19 +31,25 @@ fn unhex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-/// Runs `f` below a 4 KiB pad that is written first: the frames of `f` (and what the kernels
-/// it calls leave below them) lie deeper than anything the caller runs afterwards. `f` runs
-/// in a function of its own, called from this frame, so none of it is inlined above the pad.
+/// Runs `f` below a `PAD`-byte pad that is written first (so its pages are mapped): the
+/// frames of `f` (and what the kernels it calls leave below them) lie deeper than anything
+/// the caller runs afterwards. `f` runs in a function of its own, called from this frame, so
+/// none of it is inlined above the pad.
 #[inline(never)]
-fn below(f: impl FnOnce()) {
+fn below_pad<const PAD: usize>(f: impl FnOnce()) {
     #[inline(never)]
     fn run(f: impl FnOnce()) {
         f()
     }
-    let mut pad = [0u8; 4096];
+    let mut pad = [0u8; PAD];
     std::hint::black_box(&mut pad);
     run(f);
     std::hint::black_box(&pad);
+}
+
+/// [`below_pad`] with 4 KiB: one group of entry points, below the frees of `use_key`.
+fn below(f: impl FnOnce()) {
+    below_pad::<4096>(f)
 }
 
 /// Everything the child does with the key, from a frame well below the scanner's.
@@ -133,16 +139,12 @@ fn use_key(backend: Backend, key: &[u8], threads: bool) {
     // into `drop`'s argument and wipe only that copy (see the README on moves).
 }
 
-/// Calls `use_key` below a 64 KiB stack pad that is written first (so its pages are mapped).
-#[inline(never)]
+/// Calls `use_key` (or `construct_only`) below a 64 KiB stack pad, well below the scanner.
 fn deep(backend: Backend, key: &[u8], mode: &str) {
-    let mut pad = [0u8; 64 * 1024];
-    std::hint::black_box(&mut pad);
-    match mode {
+    below_pad::<{ 64 * 1024 }>(|| match mode {
         "construct" => construct_only(backend, key),
         _ => use_key(backend, key, mode == "threads"),
-    }
-    std::hint::black_box(&pad);
+    })
 }
 
 /// Builds the keys and drops them with no operation in between: no kernel call follows whose
