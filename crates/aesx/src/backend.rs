@@ -445,7 +445,8 @@ impl Boxed {
 /// handled it (up to four blocks, in inline assembly that keeps round keys out of registers
 /// and off the stack: no stack wipe follows; see `aesni::ctr_small`). `nostack f`: the same
 /// for `aesni::f(backend, ..)`, which decides by backend and length whether it runs the call
-/// wholly in inline assembly (`aesni::cbc_decrypt_nostack`).
+/// wholly in inline assembly (`aesni::cbc_decrypt_nostack`, `aesni::encrypt_nostack`,
+/// `aesni::decrypt_nostack`).
 macro_rules! dispatch {
     ($( $(#[$m:meta])* fn $name:ident( $($arg:ident : $ty:ty),* )
         $(small $small:ident( $($sarg:ident),* ))?
@@ -486,8 +487,8 @@ macro_rules! dispatch {
 }
 
 dispatch! {
-    fn encrypt_blocks(buf: &mut [u8]) small encrypt_small(buf);
-    fn decrypt_blocks(buf: &mut [u8]);
+    fn encrypt_blocks(buf: &mut [u8]) small encrypt_small(buf) nostack encrypt_nostack(buf);
+    fn decrypt_blocks(buf: &mut [u8]) nostack decrypt_nostack(buf);
     fn cbc_encrypt(iv: &mut [u8; 16], buf: &mut [u8]);
     fn cbc_decrypt(iv: &mut [u8; 16], buf: &mut [u8]) nostack cbc_decrypt_nostack(iv, buf);
     fn ctr_xor(ctr: u128, buf: &mut [u8]) small ctr_small(ctr, buf);
@@ -1069,6 +1070,141 @@ mod tests {
         assert!(Backend::Soft.is_available());
         assert!(Backend::detect().is_available());
         assert_eq!(Backend::available().last(), Some(&Backend::detect()));
+    }
+
+    /// Zeroes xmm0-xmm15, so that what [`xmm_registers`] finds afterwards was put there by the
+    /// code between them (an unoptimised test may leave round keys in registers itself: it
+    /// compares them).
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn clear_xmm_registers() {
+        // SAFETY: register-only; every register written is declared clobbered. SSE2.
+        unsafe {
+            core::arch::asm!(
+                "xorps xmm0, xmm0",
+                "xorps xmm1, xmm1",
+                "xorps xmm2, xmm2",
+                "xorps xmm3, xmm3",
+                "xorps xmm4, xmm4",
+                "xorps xmm5, xmm5",
+                "xorps xmm6, xmm6",
+                "xorps xmm7, xmm7",
+                "xorps xmm8, xmm8",
+                "xorps xmm9, xmm9",
+                "xorps xmm10, xmm10",
+                "xorps xmm11, xmm11",
+                "xorps xmm12, xmm12",
+                "xorps xmm13, xmm13",
+                "xorps xmm14, xmm14",
+                "xorps xmm15, xmm15",
+                out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
+                out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
+                out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
+                out("xmm12") _, out("xmm13") _, out("xmm14") _, out("xmm15") _,
+                options(nostack, nomem, preserves_flags),
+            )
+        };
+    }
+
+    /// xmm0-xmm15 as they are now (call right after the code under test; nothing between
+    /// them touches a vector register, so what the kernel left is still there).
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn xmm_registers() -> [[u8; 16]; 16] {
+        let mut r = [[0u8; 16]; 16];
+        // SAFETY: 16 stores of 16 bytes into `r` (256 bytes); SSE2 is baseline.
+        unsafe {
+            core::arch::asm!(
+                "movdqu xmmword ptr [{p}], xmm0",
+                "movdqu xmmword ptr [{p} + 16], xmm1",
+                "movdqu xmmword ptr [{p} + 32], xmm2",
+                "movdqu xmmword ptr [{p} + 48], xmm3",
+                "movdqu xmmword ptr [{p} + 64], xmm4",
+                "movdqu xmmword ptr [{p} + 80], xmm5",
+                "movdqu xmmword ptr [{p} + 96], xmm6",
+                "movdqu xmmword ptr [{p} + 112], xmm7",
+                "movdqu xmmword ptr [{p} + 128], xmm8",
+                "movdqu xmmword ptr [{p} + 144], xmm9",
+                "movdqu xmmword ptr [{p} + 160], xmm10",
+                "movdqu xmmword ptr [{p} + 176], xmm11",
+                "movdqu xmmword ptr [{p} + 192], xmm12",
+                "movdqu xmmword ptr [{p} + 208], xmm13",
+                "movdqu xmmword ptr [{p} + 224], xmm14",
+                "movdqu xmmword ptr [{p} + 240], xmm15",
+                p = in(reg) r.as_mut_ptr(),
+                options(nostack, preserves_flags),
+            )
+        };
+        r
+    }
+
+    /// The kernels that run wholly in inline assembly with no stack wipe after them (`aesni`
+    /// ECB and CBC decryption from 12 blocks) zero every register that held a round key: no
+    /// vector register holds one of the encryption schedule or of the equivalent inverse
+    /// cipher's (AESIMC of it) when they return.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn assembly_kernels_leave_no_round_key_in_registers() {
+        type Call<'a> = dyn Fn(&mut [u8], &mut [u8; 16]) -> [[u8; 16]; 16] + 'a;
+        if !Backend::Aesni.is_available() {
+            return;
+        }
+        for kl in [16, 24, 32] {
+            let aes = Aes::with_backend(&data(kl, 3), Backend::Aesni).unwrap();
+            let (bk, keys) = aes.kernels();
+            let Keys::Hw(k) = keys else {
+                panic!("aesni without the hardware layout")
+            };
+            let mut round_keys = alloc::vec::Vec::new();
+            for rk in &k.enc[..=k.rounds] {
+                round_keys.push(*rk);
+                let mut imc = [0u8; 16];
+                // SAFETY: AES-NI is available (checked above); 16-byte loads and stores.
+                unsafe {
+                    use core::arch::x86_64::*;
+                    #[target_feature(enable = "aes")]
+                    unsafe fn aesimc(k: &[u8; 16], out: &mut [u8; 16]) {
+                        // SAFETY: AES-NI (the caller's check); 16 bytes each.
+                        unsafe {
+                            let v = _mm_aesimc_si128(_mm_loadu_si128(k.as_ptr().cast()));
+                            _mm_storeu_si128(out.as_mut_ptr().cast(), v);
+                        }
+                    }
+                    aesimc(rk, &mut imc);
+                }
+                round_keys.push(imc);
+            }
+            for blocks in [12, 13, 17, 21, 24, 35] {
+                let mut buf = data(16 * blocks, 5);
+                let mut iv = [9u8; 16];
+                let calls: [(&str, &Call<'_>); 3] = [
+                    ("ecb-enc", &|b, _| {
+                        clear_xmm_registers();
+                        encrypt_blocks(bk, keys, b);
+                        xmm_registers()
+                    }),
+                    ("ecb-dec", &|b, _| {
+                        clear_xmm_registers();
+                        decrypt_blocks(bk, keys, b);
+                        xmm_registers()
+                    }),
+                    ("cbc-dec", &|b, v| {
+                        clear_xmm_registers();
+                        cbc_decrypt(bk, keys, v, b);
+                        xmm_registers()
+                    }),
+                ];
+                for (name, call) in calls {
+                    let regs = call(&mut buf, &mut iv);
+                    for (i, r) in regs.iter().enumerate() {
+                        assert!(
+                            !round_keys.contains(r),
+                            "{name} key={kl} blocks={blocks}: xmm{i} holds a round key"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

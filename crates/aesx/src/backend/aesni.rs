@@ -815,6 +815,49 @@ pub(crate) fn cbc_decrypt_nostack(
     true
 }
 
+/// ECB encryption on the `aesni` backend of at least [`ecb_asm::REGS`] (12) blocks, entirely
+/// in inline assembly ([`ecb_asm::xmm_encrypt`]); returns false, doing nothing, on another
+/// backend or for fewer blocks (then the dispatcher runs [`encrypt_blocks`]). As
+/// [`cbc_decrypt_nostack`], no compiled code holds a round key, so no stack wipe follows.
+///
+/// [`ecb_asm::REGS`]: super::vaes::ecb_asm::REGS
+/// [`ecb_asm::xmm_encrypt`]: super::vaes::ecb_asm::xmm_encrypt
+pub(crate) fn encrypt_nostack(backend: crate::Backend, k: &Keys, buf: &mut [u8]) -> bool {
+    use super::vaes::ecb_asm;
+    if backend != crate::Backend::Aesni || buf.len() < 16 * ecb_asm::REGS {
+        return false;
+    }
+    // SAFETY: `Keys` of this layout exist only for backends whose CPU has AES-NI and SSE4.2
+    // (see "Safe entry points" below); `buf` holds `buf.len() / 16 >= 12` whole blocks (the
+    // mode layer passes whole blocks), read and written in place.
+    unsafe { ecb_asm::xmm_encrypt(&k.enc, k.rounds, buf.as_mut_ptr(), buf.len() / 16) };
+    true
+}
+
+/// ECB decryption on the `aesni` backend of at least 12 blocks, entirely in inline assembly
+/// ([`ecb_asm::xmm_decrypt`], which derives the decryption schedule into a local of this
+/// frame that only it writes, reads and zeroes); false, doing nothing, otherwise.
+///
+/// [`ecb_asm::xmm_decrypt`]: super::vaes::ecb_asm::xmm_decrypt
+pub(crate) fn decrypt_nostack(backend: crate::Backend, k: &Keys, buf: &mut [u8]) -> bool {
+    use super::vaes::ecb_asm;
+    if backend != crate::Backend::Aesni || buf.len() < 16 * ecb_asm::REGS {
+        return false;
+    }
+    let mut dk = core::mem::MaybeUninit::<[__m128i; 15]>::uninit();
+    // SAFETY: as [`encrypt_nostack`]; `dk` has 15 >= rounds + 1 slots, 16-byte aligned.
+    unsafe {
+        ecb_asm::xmm_decrypt(
+            &k.enc,
+            k.rounds,
+            buf.as_mut_ptr(),
+            buf.len() / 16,
+            dk.as_mut_ptr().cast(),
+        )
+    };
+    true
+}
+
 /// Runs `$body` with `NR` bound to the schedule's round count as a const.
 macro_rules! by_rounds {
     ($rounds:expr, $f:ident ( $($a:expr),* )) => {

@@ -39,6 +39,7 @@ use super::aesni::{Keys, ctr_batch_words, dec_schedule};
 mod asm_text;
 pub(crate) mod cbc_asm;
 mod ctr_asm;
+pub(crate) mod ecb_asm;
 pub(crate) mod gcm;
 mod gcm_ymm;
 pub(crate) mod ymm;

@@ -71,3 +71,93 @@ macro_rules! key {
         concat!("vbroadcasti128 ymm", $d, ", xmmword ptr [", $addr, "]\n")
     };
 }
+
+/// One middle round (`$op`: AESENC or AESDEC) with round key `i` (loaded into r12 from
+/// `{k}`) over the registers listed.
+macro_rules! mround {
+    ($w:ident, $op:literal, $i:literal; $($r:literal)*) => {
+        concat!(
+            key!($w, "12", concat!("{k} + 16*", $i)),
+            $(op2!($w, $op, $r, "12"),)*
+        )
+    };
+}
+
+/// Loads register `i` of the batch at `{p}` and whitens it with round key 0 (in r12).
+macro_rules! ldw {
+    ($w:ident, $i:literal) => {
+        concat!(ld!($w, $i, "{p}", $i), op2!($w, "pxor", $i, "12"))
+    };
+}
+
+/// The middle rounds (`$op`) of any key size over the registers listed: rounds 1 to 9, then
+/// 10-11 and 12-13 unless `{kl}` (the last round key) says the schedule ends before them.
+/// `{t}` is scratch.
+macro_rules! rounds {
+    ($w:ident, $op:literal; $($r:literal)*) => {
+        concat!(
+            mround!($w, $op, "1"; $($r)*),
+            mround!($w, $op, "2"; $($r)*),
+            mround!($w, $op, "3"; $($r)*),
+            mround!($w, $op, "4"; $($r)*),
+            mround!($w, $op, "5"; $($r)*),
+            mround!($w, $op, "6"; $($r)*),
+            mround!($w, $op, "7"; $($r)*),
+            mround!($w, $op, "8"; $($r)*),
+            mround!($w, $op, "9"; $($r)*),
+            "lea {t}, [{k} + 160]\n",
+            "cmp {t}, {kl}\n",
+            "je 3f\n",
+            mround!($w, $op, "10"; $($r)*),
+            mround!($w, $op, "11"; $($r)*),
+            "lea {t}, [{k} + 192]\n",
+            "cmp {t}, {kl}\n",
+            "je 3f\n",
+            mround!($w, $op, "12"; $($r)*),
+            mround!($w, $op, "13"; $($r)*),
+            "3:\n",
+        )
+    };
+}
+
+/// The equivalent inverse cipher's schedule derived from the encryption schedule at `{e}`
+/// into the 16-byte slots `{k}` to `{kl}` (xmm, legacy SSE): `dk[0] = enc[rounds]`,
+/// `dk[rounds] = enc[0]`, `dk[i] = AESIMC(enc[rounds - i])`, as `aesni::dec_schedule`.
+/// `{s}` and `{t}` are scratch; leaves a round key in xmm0.
+macro_rules! derive_dk {
+    () => {
+        concat!(
+            "mov {s}, {kl}\n",
+            "sub {s}, {k}\n",
+            "movdqu xmm0, xmmword ptr [{e} + {s}]\n",
+            "movdqu xmmword ptr [{k}], xmm0\n",
+            "movdqu xmm0, xmmword ptr [{e}]\n",
+            "movdqu xmmword ptr [{kl}], xmm0\n",
+            "mov {t}, {k}\n",
+            "14:\n",
+            "add {t}, 16\n",
+            "sub {s}, 16\n",
+            "jz 15f\n",
+            "aesimc xmm0, xmmword ptr [{e} + {s}]\n",
+            "movdqu xmmword ptr [{t}], xmm0\n",
+            "jmp 14b\n",
+            "15:\n",
+        )
+    };
+}
+
+/// Zeroes xmm12 (the round-key register) and the slots `{k}` to `{kl}` ([`derive_dk`]'s).
+/// `{t}` is scratch.
+macro_rules! zero_dk {
+    () => {
+        concat!(
+            "pxor xmm12, xmm12\n",
+            "mov {t}, {kl}\n",
+            "9:\n",
+            "movdqu xmmword ptr [{t}], xmm12\n",
+            "sub {t}, 16\n",
+            "cmp {t}, {k}\n",
+            "jae 9b\n",
+        )
+    };
+}

@@ -61,23 +61,6 @@
 use core::arch::asm;
 use core::arch::x86_64::__m128i;
 
-/// One middle round (AESDEC) with key `i` over the registers listed.
-macro_rules! dround {
-    ($w:ident, $i:literal; $($r:literal)*) => {
-        concat!(
-            key!($w, "12", concat!("{k} + 16*", $i)),
-            $(op2!($w, "aesdec", $r, "12"),)*
-        )
-    };
-}
-
-/// Loads register `i` of the batch and whitens it with round key 0 (in r12).
-macro_rules! ldw {
-    ($w:ident, $i:literal) => {
-        concat!(ld!($w, $i, "{p}", $i), op2!($w, "pxor", $i, "12"))
-    };
-}
-
 /// The chaining value of register `i >= 1` into r15: the ciphertext one block (16 bytes)
 /// before register `i`.
 macro_rules! chain {
@@ -162,36 +145,6 @@ macro_rules! carry {
     };
 }
 
-/// The middle rounds of any key size over the registers listed: rounds 1 to 9, then 10-11
-/// and 12-13 unless `{kl}` (the last round key) says the schedule ends before them. `{t}` is
-/// scratch.
-macro_rules! rounds {
-    ($w:ident; $($r:literal)*) => {
-        concat!(
-            dround!($w, "1"; $($r)*),
-            dround!($w, "2"; $($r)*),
-            dround!($w, "3"; $($r)*),
-            dround!($w, "4"; $($r)*),
-            dround!($w, "5"; $($r)*),
-            dround!($w, "6"; $($r)*),
-            dround!($w, "7"; $($r)*),
-            dround!($w, "8"; $($r)*),
-            dround!($w, "9"; $($r)*),
-            "lea {t}, [{k} + 160]\n",
-            "cmp {t}, {kl}\n",
-            "je 3f\n",
-            dround!($w, "10"; $($r)*),
-            dround!($w, "11"; $($r)*),
-            "lea {t}, [{k} + 192]\n",
-            "cmp {t}, {kl}\n",
-            "je 3f\n",
-            dround!($w, "12"; $($r)*),
-            dround!($w, "13"; $($r)*),
-            "3:\n",
-        )
-    };
-}
-
 /// The whole loop (`{n}` >= 1 iterations of 12 registers from `{p}`), the last round by
 /// `$fin` / `$fin0`.
 macro_rules! cbc_loop {
@@ -212,7 +165,7 @@ macro_rules! cbc_loop {
             ldw!($w, "10"),
             ldw!($w, "11"),
             next_carry!($w),
-            rounds!($w; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
+            rounds!($w, "aesdec"; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
             key!($w, "12", "{kl}"),
             finst!($w, $fin, "11"),
             finst!($w, $fin, "10"),
@@ -247,7 +200,7 @@ macro_rules! cbc_head {
             key!(x, "12", "{k}"),
             ldw!(x, "0"),
             $(ldw!(x, $d),)*
-            rounds!(x; "0" $($d)*),
+            rounds!(x, "aesdec"; "0" $($d)*),
             key!(x, "12", "{kl}"),
             $($fin!(x, $d),)*
             $fin0!(x),
@@ -275,22 +228,7 @@ macro_rules! cbc_head {
 macro_rules! cbc_xmm {
     ($fin:ident, $fin0:ident) => {
         concat!(
-            // dk[0] = enc[rounds], dk[rounds] = enc[0], dk[i] = AESIMC(enc[rounds - i]).
-            "mov {s}, {kl}\n",
-            "sub {s}, {k}\n",
-            "movdqu xmm0, xmmword ptr [{e} + {s}]\n",
-            "movdqu xmmword ptr [{k}], xmm0\n",
-            "movdqu xmm0, xmmword ptr [{e}]\n",
-            "movdqu xmmword ptr [{kl}], xmm0\n",
-            "mov {t}, {k}\n",
-            "14:\n",
-            "add {t}, 16\n",
-            "sub {s}, 16\n",
-            "jz 15f\n",
-            "aesimc xmm0, xmmword ptr [{e} + {s}]\n",
-            "movdqu xmmword ptr [{t}], xmm0\n",
-            "jmp 14b\n",
-            "15:\n",
+            derive_dk!(),
             "test {r}, {r}\n",
             "jz 5f\n",
             "cmp {r}, 4\n",
@@ -304,14 +242,8 @@ macro_rules! cbc_xmm {
             cbc_head!($fin, $fin0; "11" "10" "9" "8" "7" "6" "5" "4" "3" "2" "1"),
             "5:\n",
             cbc_loop!(x, $fin, $fin0),
-            "pxor xmm12, xmm12\n",
             "pxor xmm15, xmm15\n",
-            "mov {t}, {kl}\n",
-            "9:\n",
-            "movdqu xmmword ptr [{t}], xmm12\n",
-            "sub {t}, 16\n",
-            "cmp {t}, {k}\n",
-            "jae 9b\n",
+            zero_dk!(),
         )
     };
 }

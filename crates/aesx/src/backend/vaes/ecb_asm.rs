@@ -1,0 +1,198 @@
+//! ECB encryption and decryption on xmm (legacy SSE, for `aesni`) as inline assembly, the
+//! whole call from 12 blocks on, every key size: in the shape of [`super::cbc_asm`]'s `xmm`
+//! (12 registers in flight, the round key of each round in r12, the `blocks % 12` blocks that
+//! do not fill an iteration first), so that no compiled code holds a round key and no stack
+//! wipe follows (`aesni::encrypt_nostack`, `aesni::decrypt_nostack`).
+//!
+//! IMPLEMENTATION NOTE (issue 19): the compiled ECB kernels (`vaes::ecb_enc`/`ecb_dec` at xmm
+//! width, 12 blocks in flight) are followed by the dispatcher's 1280-byte stack wipe, about
+//! 20 ns a call on Zen 3, 1.2% of a 16 KiB call, and AES-128 ECB sat at 0.98-1.005x
+//! RustCrypto's AES-NI backend, which runs at the xmm ceiling. Measurements: README, issue 19.
+//!
+//! ```text
+//! r0-r11   the 12 data registers through the AES rounds
+//! r12      round key of the current round (MOVDQU from the schedule)
+//! ```
+//!
+//! Encryption reads the encryption schedule where it lies (the `Aes`); only xmm12 is zeroed at
+//! the end. Decryption derives the equivalent inverse cipher's schedule into a local that only
+//! this assembly writes, reads and zeroes ([`derive_dk`], [`zero_dk`]), as `cbc_asm::xmm`
+//! does. At the end the data registers hold output blocks (and, after a head, outputs of
+//! blocks the loop computes again), never a round key. No stack. Constant time: the loop
+//! count, the head's length and the round count are public; no branch or address depends on
+//! data or key.
+
+use core::arch::asm;
+
+/// Registers per iteration.
+pub(crate) const REGS: usize = 12;
+
+/// The last round (`$last` with the key in r12) of register `i`, stored in place.
+macro_rules! lastst {
+    ($last:literal, $i:literal) => {
+        concat!(op2!(x, $last, $i, "12"), st!(x, $i, "{p}", $i))
+    };
+}
+
+/// The first `{r}` blocks at `{p}` with `N` registers (`{r} <= N <= 12`; listed as `0` and
+/// then `$d`, `N-1` down to 1), the rest of the buffer (at least 12 blocks) left for the loop:
+/// registers `0..N` are loaded from the start of the buffer (all inside it), run through the
+/// cipher, and only the first `{r}` stored; `{p}` moves past them. Ends with a jump to label 5
+/// (the loop). Consumes `{r}`.
+macro_rules! ecb_head {
+    ($op:literal, $last:literal; $($d:literal)*) => {
+        concat!(
+            key!(x, "12", "{k}"),
+            ldw!(x, "0"),
+            $(ldw!(x, $d),)*
+            rounds!(x, $op; "0" $($d)*),
+            key!(x, "12", "{kl}"),
+            op2!(x, $last, "0", "12"),
+            $(op2!(x, $last, $d, "12"),)*
+            st!(x, "0", "{p}", "0"),
+            $(
+                "cmp {r}, ", $d, "\n",
+                "jbe 6f\n",
+                st!(x, $d, "{p}", $d),
+                "6:\n",
+            )*
+            "shl {r}, 4\n",
+            "add {p}, {r}\n",
+            "jmp 5f\n",
+        )
+    };
+}
+
+/// ECB of `{r} + 12 * {n}` blocks (`{n}` >= 1) at `{p}` with the schedule `{k}` .. `{kl}`:
+/// [`ecb_head`] for the `{r}` blocks that do not fill an iteration (4, 8 or 12 registers, the
+/// fewest that hold them), then `{n}` iterations of 12. Ends with xmm12 holding the last round
+/// key.
+macro_rules! ecb_xmm {
+    ($op:literal, $last:literal) => {
+        concat!(
+            "test {r}, {r}\n",
+            "jz 5f\n",
+            "cmp {r}, 4\n",
+            "ja 7f\n",
+            ecb_head!($op, $last; "3" "2" "1"),
+            "7:\n",
+            "cmp {r}, 8\n",
+            "ja 8f\n",
+            ecb_head!($op, $last; "7" "6" "5" "4" "3" "2" "1"),
+            "8:\n",
+            ecb_head!($op, $last; "11" "10" "9" "8" "7" "6" "5" "4" "3" "2" "1"),
+            "5:\n",
+            "2:\n",
+            key!(x, "12", "{k}"),
+            ldw!(x, "0"),
+            ldw!(x, "1"),
+            ldw!(x, "2"),
+            ldw!(x, "3"),
+            ldw!(x, "4"),
+            ldw!(x, "5"),
+            ldw!(x, "6"),
+            ldw!(x, "7"),
+            ldw!(x, "8"),
+            ldw!(x, "9"),
+            ldw!(x, "10"),
+            ldw!(x, "11"),
+            rounds!(x, $op; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
+            key!(x, "12", "{kl}"),
+            lastst!($last, "0"),
+            lastst!($last, "1"),
+            lastst!($last, "2"),
+            lastst!($last, "3"),
+            lastst!($last, "4"),
+            lastst!($last, "5"),
+            lastst!($last, "6"),
+            lastst!($last, "7"),
+            lastst!($last, "8"),
+            lastst!($last, "9"),
+            lastst!($last, "10"),
+            lastst!($last, "11"),
+            "add {p}, {step}\n",
+            "dec {n}\n",
+            "jnz 2b\n",
+        )
+    };
+}
+
+/// ECB encryption in place of `blocks >= 12` blocks at `p` with the encryption schedule `enc`
+/// of `rounds` rounds, all of it in this assembly; xmm12, the only register that held a round
+/// key, is zeroed before it ends.
+///
+/// # Safety
+/// The CPU has AES-NI; `p` is readable and writable for `16 * blocks` bytes, `blocks >= 12`.
+#[inline]
+#[target_feature(enable = "aes,sse4.2")]
+pub(crate) unsafe fn xmm_encrypt(enc: &[[u8; 16]; 15], rounds: usize, p: *mut u8, blocks: usize) {
+    debug_assert!(blocks >= REGS && matches!(rounds, 10 | 12 | 14));
+    let k = enc.as_ptr().cast::<u8>();
+    // SAFETY: the caller guarantees AES-NI and the buffer extent. The asm reads
+    // `enc[0..=rounds]` (`kl` is `enc[rounds]`; the round keys past it are never read). A head
+    // of `r = blocks % 12` blocks reads at most the first 12 blocks (inside, `blocks >= 12`)
+    // and writes the first `r`; the loop then covers the remaining `12 * (blocks / 12)`
+    // blocks, `blocks / 12 >= 1` iterations. No stack; it clobbers only what it names.
+    unsafe {
+        asm!(
+            ecb_xmm!("aesenc", "aesenclast"),
+            "pxor xmm12, xmm12\n",
+            k = in(reg) k,
+            kl = in(reg) k.add(16 * rounds),
+            t = out(reg) _,
+            r = inout(reg) blocks % REGS => _,
+            p = inout(reg) p => _,
+            n = inout(reg) blocks / REGS => _,
+            step = const 16 * REGS,
+            out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
+            out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
+            out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
+            out("xmm12") _,
+            options(nostack),
+        );
+    }
+}
+
+/// ECB decryption in place of `blocks >= 12` blocks at `p`, all of it in this assembly: the
+/// decryption schedule derived from `enc` (the encryption schedule of `rounds` rounds) into
+/// `dk`, the blocks, and `dk` and xmm12 zeroed again. No key material is left in `dk`, in a
+/// register or on the stack.
+///
+/// # Safety
+/// The CPU has AES-NI; `p` is readable and writable for `16 * blocks` bytes, `blocks >= 12`;
+/// `dk` is writable for `16 * (rounds + 1)` bytes.
+#[inline]
+#[target_feature(enable = "aes,sse4.2")]
+pub(crate) unsafe fn xmm_decrypt(
+    enc: &[[u8; 16]; 15],
+    rounds: usize,
+    p: *mut u8,
+    blocks: usize,
+    dk: *mut [u8; 16],
+) {
+    debug_assert!(blocks >= REGS && matches!(rounds, 10 | 12 | 14));
+    let k = dk.cast::<u8>();
+    // SAFETY: as `xmm_encrypt`, and: the asm reads `enc[0..=rounds]` and writes, reads and
+    // zeroes `dk[0..=rounds]`, which the caller provides.
+    unsafe {
+        asm!(
+            derive_dk!(),
+            ecb_xmm!("aesdec", "aesdeclast"),
+            zero_dk!(),
+            e = in(reg) enc.as_ptr(),
+            k = in(reg) k,
+            kl = in(reg) k.add(16 * rounds),
+            s = out(reg) _,
+            t = out(reg) _,
+            r = inout(reg) blocks % REGS => _,
+            p = inout(reg) p => _,
+            n = inout(reg) blocks / REGS => _,
+            step = const 16 * REGS,
+            out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
+            out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
+            out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
+            out("xmm12") _,
+            options(nostack),
+        );
+    }
+}
