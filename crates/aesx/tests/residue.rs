@@ -221,6 +221,59 @@ fn child(spec: &str) {
     println!("SCAN DONE");
 }
 
+/// AES InvMixColumns of a round key (each 4-byte column times the inverse MixColumns matrix
+/// over GF(2^8)): what AESIMC computes, the round keys of the equivalent inverse cipher.
+fn inv_mix_columns(k: [u8; 16]) -> [u8; 16] {
+    fn mul(mut a: u8, mut b: u8) -> u8 {
+        let mut p = 0;
+        while b != 0 {
+            if b & 1 != 0 {
+                p ^= a;
+            }
+            a = (a << 1) ^ if a & 0x80 != 0 { 0x1b } else { 0 };
+            b >>= 1;
+        }
+        p
+    }
+    let mut out = [0u8; 16];
+    for c in 0..4 {
+        let a = &k[4 * c..4 * c + 4];
+        for r in 0..4 {
+            out[4 * c + r] = mul(a[r], 14)
+                ^ mul(a[(r + 1) % 4], 11)
+                ^ mul(a[(r + 2) % 4], 13)
+                ^ mul(a[(r + 3) % 4], 9);
+        }
+    }
+    out
+}
+
+/// [`inv_mix_columns`] is AESIMC (checked where the CPU has AES-NI): otherwise its needles
+/// would find nothing.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn inv_mix_columns_is_aesimc() {
+    if !std::arch::is_x86_feature_detected!("aes") {
+        return;
+    }
+    #[target_feature(enable = "aes")]
+    fn aesimc(k: [u8; 16]) -> [u8; 16] {
+        use std::arch::x86_64::*;
+        let mut out = [0u8; 16];
+        // SAFETY: AES-NI (the target feature); 16-byte unaligned load and store.
+        unsafe {
+            let v = _mm_aesimc_si128(_mm_loadu_si128(k.as_ptr().cast()));
+            _mm_storeu_si128(out.as_mut_ptr().cast(), v);
+        }
+        out
+    }
+    for seed in 0..64u64 {
+        let k: [u8; 16] = random_key(16, seed).try_into().unwrap();
+        // SAFETY: AES-NI was detected above.
+        assert_eq!(inv_mix_columns(k), unsafe { aesimc(k) });
+    }
+}
+
 fn random_key(len: usize, salt: u64) -> Vec<u8> {
     use std::hash::{BuildHasher, Hasher};
     let s = std::collections::hash_map::RandomState::new();
@@ -283,6 +336,10 @@ fn check(test: &str, mode: &str, only: Option<&str>) {
                 picks.push(1);
             }
             let mut secrets: Vec<[u8; 16]> = picks.iter().map(|&r| rk.keys[r]).collect();
+            // The decryption schedule of the equivalent inverse cipher (AESIMC of round keys
+            // 1 to last - 1), which the `aesni` ECB/CBC decryption derives per call: the
+            // entries of round keys 1 and 2 (its last two middle entries).
+            secrets.extend([1, 2].map(|r| inv_mix_columns(rk.keys[r])));
             // GCM's first key power as the PCLMULQDQ/VPCLMULQDQ key tables store it (POLYVAL
             // form: H = E_K(0) read big-endian, times x, little-endian bytes): the last needle.
             let mut h = [0u8; 16];
@@ -336,7 +393,8 @@ fn check(test: &str, mode: &str, only: Option<&str>) {
     }
     assert!(
         failures.is_empty(),
-        "key material left in memory (needles: round keys {{2, last, 1 for AES-128}}, then GCM's H*x):\n{}",
+        "key material left in memory (needles: round keys {{2, last, 1 for AES-128}}, \
+         InvMixColumns of round keys 1 and 2, then GCM's H*x):\n{}",
         failures.join("\n")
     );
 }

@@ -120,44 +120,72 @@ macro_rules! rounds {
     };
 }
 
+/// `dk[i] = AESIMC(enc[rounds - i])` for the `i` listed, `{s}` pointing at `enc[rounds]`.
+macro_rules! imc {
+    ($($i:literal)*) => {
+        concat!($(
+            "aesimc xmm0, xmmword ptr [{s} - 16*", $i, "]\n",
+            "movdqu xmmword ptr [{k} + 16*", $i, "], xmm0\n",
+        )*)
+    };
+}
+
 /// The equivalent inverse cipher's schedule derived from the encryption schedule at `{e}`
 /// into the 16-byte slots `{k}` to `{kl}` (xmm, legacy SSE): `dk[0] = enc[rounds]`,
 /// `dk[rounds] = enc[0]`, `dk[i] = AESIMC(enc[rounds - i])`, as `aesni::dec_schedule`.
-/// `{s}` and `{t}` are scratch; leaves a round key in xmm0.
+/// Unrolled, the round count tested twice as in [`rounds`]. `{s}` and `{t}` are scratch;
+/// leaves a round key in xmm0.
 macro_rules! derive_dk {
     () => {
         concat!(
             "mov {s}, {kl}\n",
             "sub {s}, {k}\n",
-            "movdqu xmm0, xmmword ptr [{e} + {s}]\n",
+            "mov {t}, {s}\n",
+            "add {s}, {e}\n",
+            "movdqu xmm0, xmmword ptr [{s}]\n",
             "movdqu xmmword ptr [{k}], xmm0\n",
             "movdqu xmm0, xmmword ptr [{e}]\n",
             "movdqu xmmword ptr [{kl}], xmm0\n",
-            "mov {t}, {k}\n",
-            "14:\n",
-            "add {t}, 16\n",
-            "sub {s}, 16\n",
-            "jz 15f\n",
-            "aesimc xmm0, xmmword ptr [{e} + {s}]\n",
-            "movdqu xmmword ptr [{t}], xmm0\n",
-            "jmp 14b\n",
+            imc!("1" "2" "3" "4" "5" "6" "7" "8" "9"),
+            "cmp {t}, 160\n",
+            "je 15f\n",
+            imc!("10" "11"),
+            "cmp {t}, 192\n",
+            "je 15f\n",
+            imc!("12" "13"),
             "15:\n",
         )
     };
 }
 
-/// Zeroes xmm12 (the round-key register) and the slots `{k}` to `{kl}` ([`derive_dk`]'s).
-/// `{t}` is scratch.
+/// Zeroes xmm12 (the round-key register) and the slots `{k}` to `{kl}` ([`derive_dk`]'s):
+/// slots 0-10, then 11-12 and 13-14 unless `{kl}` comes before them. `{t}` is scratch.
 macro_rules! zero_dk {
     () => {
         concat!(
             "pxor xmm12, xmm12\n",
-            "mov {t}, {kl}\n",
+            "movdqu xmmword ptr [{k}], xmm12\n",
+            "movdqu xmmword ptr [{k} + 16], xmm12\n",
+            "movdqu xmmword ptr [{k} + 32], xmm12\n",
+            "movdqu xmmword ptr [{k} + 48], xmm12\n",
+            "movdqu xmmword ptr [{k} + 64], xmm12\n",
+            "movdqu xmmword ptr [{k} + 80], xmm12\n",
+            "movdqu xmmword ptr [{k} + 96], xmm12\n",
+            "movdqu xmmword ptr [{k} + 112], xmm12\n",
+            "movdqu xmmword ptr [{k} + 128], xmm12\n",
+            "movdqu xmmword ptr [{k} + 144], xmm12\n",
+            "movdqu xmmword ptr [{k} + 160], xmm12\n",
+            "lea {t}, [{k} + 160]\n",
+            "cmp {t}, {kl}\n",
+            "je 9f\n",
+            "movdqu xmmword ptr [{k} + 176], xmm12\n",
+            "movdqu xmmword ptr [{k} + 192], xmm12\n",
+            "lea {t}, [{k} + 192]\n",
+            "cmp {t}, {kl}\n",
+            "je 9f\n",
+            "movdqu xmmword ptr [{k} + 208], xmm12\n",
+            "movdqu xmmword ptr [{k} + 224], xmm12\n",
             "9:\n",
-            "movdqu xmmword ptr [{t}], xmm12\n",
-            "sub {t}, 16\n",
-            "cmp {t}, {k}\n",
-            "jae 9b\n",
         )
     };
 }
