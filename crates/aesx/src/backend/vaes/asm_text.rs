@@ -120,6 +120,28 @@ macro_rules! rounds {
     };
 }
 
+/// The `{r}` (0 to 11) blocks that do not fill an iteration of 12: `$head!(ARGS; REGS)` with
+/// the fewest of 4, 8 or 12 registers that hold them (REGS: `N-1` down to 1), or nothing if
+/// `{r}` is 0; each head ends with a jump to label 5, which follows.
+macro_rules! heads {
+    ($head:ident!($($a:tt)*)) => {
+        concat!(
+            "test {r}, {r}\n",
+            "jz 5f\n",
+            "cmp {r}, 4\n",
+            "ja 7f\n",
+            $head!($($a)*; "3" "2" "1"),
+            "7:\n",
+            "cmp {r}, 8\n",
+            "ja 8f\n",
+            $head!($($a)*; "7" "6" "5" "4" "3" "2" "1"),
+            "8:\n",
+            $head!($($a)*; "11" "10" "9" "8" "7" "6" "5" "4" "3" "2" "1"),
+            "5:\n",
+        )
+    };
+}
+
 /// `dk[i] = AESIMC(enc[rounds - i])` for the `i` listed, `{s}` pointing at `enc[rounds]`.
 macro_rules! imc {
     ($($i:literal)*) => {

@@ -70,18 +70,7 @@ macro_rules! ecb_head {
 macro_rules! ecb_xmm {
     ($op:literal, $last:literal) => {
         concat!(
-            "test {r}, {r}\n",
-            "jz 5f\n",
-            "cmp {r}, 4\n",
-            "ja 7f\n",
-            ecb_head!($op, $last; "3" "2" "1"),
-            "7:\n",
-            "cmp {r}, 8\n",
-            "ja 8f\n",
-            ecb_head!($op, $last; "7" "6" "5" "4" "3" "2" "1"),
-            "8:\n",
-            ecb_head!($op, $last; "11" "10" "9" "8" "7" "6" "5" "4" "3" "2" "1"),
-            "5:\n",
+            heads!(ecb_head!($op, $last)),
             "2:\n",
             key!(x, "12", "{k}"),
             ldw!(x, "0"),
@@ -117,6 +106,29 @@ macro_rules! ecb_xmm {
     };
 }
 
+/// The whole call: `$text` (the asm) over `$blocks >= 12` blocks at `$p` with the schedule at
+/// `$k` of `$rounds` rounds, and the extra operands `$extra` (decryption: `{e}`, `{s}`).
+macro_rules! ecb_call {
+    ($text:expr, $k:expr, $rounds:expr, $p:expr, $blocks:expr; $($extra:tt)*) => {
+        asm!(
+            $text,
+            k = in(reg) $k,
+            kl = in(reg) $k.add(16 * $rounds),
+            t = out(reg) _,
+            r = inout(reg) $blocks % REGS => _,
+            p = inout(reg) $p => _,
+            n = inout(reg) $blocks / REGS => _,
+            step = const 16 * REGS,
+            $($extra)*
+            out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
+            out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
+            out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
+            out("xmm12") _,
+            options(nostack),
+        )
+    };
+}
+
 /// ECB encryption in place of `blocks >= 12` blocks at `p` with the encryption schedule `enc`
 /// of `rounds` rounds, all of it in this assembly; xmm12, the only register that held a round
 /// key, is zeroed before it ends.
@@ -134,22 +146,10 @@ pub(crate) unsafe fn xmm_encrypt(enc: &[[u8; 16]; 15], rounds: usize, p: *mut u8
     // and writes the first `r`; the loop then covers the remaining `12 * (blocks / 12)`
     // blocks, `blocks / 12 >= 1` iterations. No stack; it clobbers only what it names.
     unsafe {
-        asm!(
-            ecb_xmm!("aesenc", "aesenclast"),
-            "pxor xmm12, xmm12\n",
-            k = in(reg) k,
-            kl = in(reg) k.add(16 * rounds),
-            t = out(reg) _,
-            r = inout(reg) blocks % REGS => _,
-            p = inout(reg) p => _,
-            n = inout(reg) blocks / REGS => _,
-            step = const 16 * REGS,
-            out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
-            out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
-            out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
-            out("xmm12") _,
-            options(nostack),
-        );
+        ecb_call!(
+            concat!(ecb_xmm!("aesenc", "aesenclast"), "pxor xmm12, xmm12\n"),
+            k, rounds, p, blocks;
+        )
     }
 }
 
@@ -175,24 +175,11 @@ pub(crate) unsafe fn xmm_decrypt(
     // SAFETY: as `xmm_encrypt`, and: the asm reads `enc[0..=rounds]` and writes, reads and
     // zeroes `dk[0..=rounds]`, which the caller provides.
     unsafe {
-        asm!(
-            derive_dk!(),
-            ecb_xmm!("aesdec", "aesdeclast"),
-            zero_dk!(),
+        ecb_call!(
+            concat!(derive_dk!(), ecb_xmm!("aesdec", "aesdeclast"), zero_dk!()),
+            k, rounds, p, blocks;
             e = in(reg) enc.as_ptr(),
-            k = in(reg) k,
-            kl = in(reg) k.add(16 * rounds),
             s = out(reg) _,
-            t = out(reg) _,
-            r = inout(reg) blocks % REGS => _,
-            p = inout(reg) p => _,
-            n = inout(reg) blocks / REGS => _,
-            step = const 16 * REGS,
-            out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
-            out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
-            out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
-            out("xmm12") _,
-            options(nostack),
-        );
+        )
     }
 }
