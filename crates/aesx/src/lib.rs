@@ -67,7 +67,9 @@ use core::fmt;
 /// The AES block size in bytes.
 pub const BLOCK: usize = 16;
 
-/// An expanded AES key (encryption and decryption schedules) bound to one backend.
+/// An expanded AES key bound to one backend: its round keys in that backend's layout (the
+/// encryption schedule; `vpaes` also keeps its decryption schedule, while the hardware
+/// backends derive theirs inside each decryption call and wipe it before returning).
 ///
 /// The schedules are zeroized when the value is dropped. `Debug` never prints key material.
 pub struct Aes {
