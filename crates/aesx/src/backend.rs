@@ -442,8 +442,9 @@ impl Boxed {
 /// Declares one dispatching function per kernel; the match is written once, here.
 ///
 /// `small f`: on the hardware layout, `aesni::f` first gets the call and returns true if it
-/// handled it (up to four blocks, in inline assembly that keeps round keys out of registers
-/// and off the stack: no stack wipe follows; see `aesni::ctr_small`). `nostack f`: the same
+/// handled it (up to four blocks, in inline assembly that keeps round keys off the stack and
+/// zeroes the one register that held a derived key: no stack wipe follows; see
+/// `aesni::ctr_small`, `aesni::decrypt4`). `nostack f`: the same
 /// for `aesni::f(backend, ..)`, which decides by backend and length whether it runs the call
 /// wholly in inline assembly (`aesni::cbc_decrypt_nostack`, `aesni::encrypt_nostack`,
 /// `aesni::decrypt_nostack`).
@@ -488,9 +489,10 @@ macro_rules! dispatch {
 
 dispatch! {
     fn encrypt_blocks(buf: &mut [u8]) small encrypt_small(buf) nostack encrypt_nostack(buf);
-    fn decrypt_blocks(buf: &mut [u8]) nostack decrypt_nostack(buf);
+    fn decrypt_blocks(buf: &mut [u8]) small decrypt_small(buf) nostack decrypt_nostack(buf);
     fn cbc_encrypt(iv: &mut [u8; 16], buf: &mut [u8]);
-    fn cbc_decrypt(iv: &mut [u8; 16], buf: &mut [u8]) nostack cbc_decrypt_nostack(iv, buf);
+    fn cbc_decrypt(iv: &mut [u8; 16], buf: &mut [u8])
+        small cbc_decrypt_small(iv, buf) nostack cbc_decrypt_nostack(iv, buf);
     fn ctr_xor(ctr: u128, buf: &mut [u8]) small ctr_small(ctr, buf);
 }
 
@@ -1139,9 +1141,10 @@ mod tests {
     }
 
     /// The kernels that run wholly in inline assembly with no stack wipe after them (`aesni`
-    /// ECB and CBC decryption from 12 blocks) zero every register that held a round key: no
-    /// vector register holds one of the encryption schedule or of the equivalent inverse
-    /// cipher's (AESIMC of it) when they return.
+    /// ECB and CBC decryption from 12 blocks; ECB both ways and CBC decryption of up to four
+    /// blocks on every hardware backend) zero every register that held a round key: no vector
+    /// register holds one of the encryption schedule or of the equivalent inverse cipher's
+    /// (AESIMC of it) when they return.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn assembly_kernels_leave_no_round_key_in_registers() {
@@ -1174,7 +1177,7 @@ mod tests {
                 }
                 round_keys.push(imc);
             }
-            for blocks in [12, 13, 17, 21, 24, 35] {
+            for blocks in [1, 2, 3, 4, 12, 13, 17, 21, 24, 35] {
                 let mut buf = data(16 * blocks, 5);
                 let mut iv = [9u8; 16];
                 let calls: [(&str, &Call<'_>); 3] = [
