@@ -256,7 +256,7 @@ fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
                 continue; // backend unavailable: the target is skipped anyway
             };
             let k = std::rc::Rc::new(k);
-            let (k2, k3, k4) = (k.clone(), k.clone(), k.clone());
+            let (k2, k3, k4, k5) = (k.clone(), k.clone(), k.clone(), k.clone());
             v.push(Case::new(
                 format!("ecb-encrypt-{bits}"),
                 n,
@@ -277,6 +277,18 @@ fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
                     let [iv, ct] = split(s, [16, n]);
                     out.copy_from_slice(ct);
                     k4.cbc_decrypt(&iv16(iv), out).map_err(|e| format!("{e}"))
+                },
+            ));
+            // Up to four blocks take the small-message path of the hardware backends
+            // (`aesni::decrypt4`), which the 85-block case never reaches.
+            v.push(Case::new(
+                format!("cbc-decrypt-3blk-{bits}"),
+                16 + 48,
+                48,
+                move |s, out| {
+                    let [iv, ct] = split(s, [16, 48]);
+                    out.copy_from_slice(ct);
+                    k5.cbc_decrypt(&iv16(iv), out).map_err(|e| format!("{e}"))
                 },
             ));
             v.push(Case::new(
@@ -332,6 +344,20 @@ fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
             n,
             move |s, out| {
                 let [key, iv, ct] = split(s, [kl, 16, n]);
+                out.copy_from_slice(ct);
+                aes(key)?
+                    .cbc_decrypt(&iv16(iv), out)
+                    .map_err(|e| format!("{e}"))
+            },
+        ));
+        // Up to four blocks: the small-message path of the hardware backends
+        // (`aesni::decrypt4`, AESIMC of each round key on the fly).
+        v.push(Case::new(
+            format!("cbc-decrypt-3blk-{bits}"),
+            kl + 16 + 48,
+            48,
+            move |s, out| {
+                let [key, iv, ct] = split(s, [kl, 16, 48]);
                 out.copy_from_slice(ct);
                 aes(key)?
                     .cbc_decrypt(&iv16(iv), out)
