@@ -3,7 +3,7 @@
 //! streaming, `openssl enc`-compatible file encryption.
 //!
 //! The input is read in fixed chunks (a multiple of 16 bytes, so only the final chunk can hold
-//! a partial block); each chunk is transformed in place by a [`Engine`] and written out.
+//! a partial block); each chunk is transformed in place by an `Engine` and written out.
 //! Memory stays at about two chunks whatever the file size. CTR with `--threads` above 1 goes
 //! through [`crate::pipeline`] instead (CTR is seekable, so every chunk is processed at its own
 //! byte offset on N threads while the next one is read and the previous one written).
@@ -502,7 +502,7 @@ pub struct Job<'a> {
     pub iv: Option<[u8; 16]>,
     /// 1 = one thread; more = the ctr pipeline (cbc and ecb always use one).
     pub threads: usize,
-    /// Bytes per read, a multiple of 16: [`CHUNK`] (1 MiB) single-threaded and
+    /// Bytes per read, a multiple of 16: `CHUNK` (1 MiB) single-threaded and
     /// [`crate::pipeline::CHUNK`] (4 MiB) in the pipeline; small in the fuzz targets, so that
     /// short inputs cross many chunk boundaries.
     pub chunk: usize,

@@ -251,7 +251,7 @@ fn remeasure(name: &str, index: usize, budget: Duration, seed: u64) -> Option<Ou
     })
 }
 
-/// The child side of [`remeasure`]: measures one case and prints its outcome on one line.
+/// The child side of `remeasure`: measures one case and prints its outcome on one line.
 pub fn case_child(name: &str, index: usize, budget: Duration, seed: u64) -> i32 {
     let Some(t) = targets()
         .into_iter()

@@ -239,7 +239,7 @@ fn hex_val(c: u8) -> u8 {
 }
 
 /// A parsed header. Parsing checks the magic, version, ids and limits; it does not
-/// authenticate (that needs the key: [`Header::unlock`]).
+/// authenticate (that needs the key: `Header::unlock`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
     aead: Aead,

@@ -9,7 +9,7 @@
 //! Why Rust with a hand-declared ABI rather than C over libaesx: one shared object with the
 //! library statically inside (no second `.so` to install and find at run time), every entry
 //! point wrapped in `catch_unwind`, and the same types and tests as the rest of the workspace.
-//! The provider ABI is a few dozen stable integers and three structs ([`ffi`]), checked
+//! The provider ABI is a few dozen stable integers and three structs (`ffi`), checked
 //! against the installed headers by `tests/abi.rs`.
 //!
 //! Front end only: all AES is done by the `aesx` crate. What lives here is OpenSSL's calling
@@ -17,13 +17,13 @@
 //! OpenSSL exposes, and the TLS CBC record processing that OpenSSL 3 gives to providers.
 //!
 //! It never starts a thread (no multi-threaded CTR; sshd's seccomp sandbox kills a process
-//! that calls clone) and makes no system call while encrypting (see [`stats`]).
+//! that calls clone) and makes no system call while encrypting (see `stats`).
 //!
 //! Configuration (`[aesx_sect]` in the OpenSSL configuration) and environment:
 //! - `backend = soft|vpaes|aesni|vaes256|vaes512` (or `AESX_BACKEND`, which wins): force a
 //!   backend; default: the fastest this CPU runs. An unknown or unavailable backend makes
 //!   activation fail (with an OpenSSL error) rather than silently run something else.
-//! - `AESX_PROVIDER_STATS=FILE`: shared counters, see [`stats`].
+//! - `AESX_PROVIDER_STATS=FILE`: shared counters, see `stats`.
 //!
 //! Provider parameters: `name`, `version`, `buildinfo`, `status`, plus `aesx-backend` and
 //! `aesx-stats` (this process's per-algorithm counters as text).

@@ -2,7 +2,7 @@
 //!
 //! No cryptography here: every function translates Python arguments into calls of the `aesx`
 //! crate and its errors into `ValueError`/`TypeError`. Buffers are borrowed, never copied on
-//! the way in ([`buffer`]); results are written straight into new `bytes` objects.
+//! the way in (`buffer`); results are written straight into new `bytes` objects.
 //!
 //! The GIL is released around any kernel call on more than [`GIL_RELEASE_BYTES`] bytes (32 KiB).
 

@@ -2,7 +2,7 @@
 //! backends; [`crate::Backend`] (in `backend.rs`) decides what it can run from these features.
 //!
 //! Detection runs once (cpuid + xgetbv, so it works without `std`) and is cached. Decoding is a
-//! pure function of the CPUID leaves and XCR0 ([`decode`]), unit-tested with recorded tables.
+//! pure function of the CPUID leaves and XCR0 (`decode`), unit-tested with recorded tables.
 //! The library never reads environment variables: forcing a backend is an explicit call
 //! ([`crate::Aes::with_backend`]); the CLI maps its own `--backend` / `AESX_BACKEND` onto that.
 
