@@ -1251,8 +1251,13 @@ fn wipe_below<const B: usize>() {
 // assembly needs no `#[target_feature]`, so this inlines into the caller (the user's function
 // under LTO). Legacy SSE encodings in fixed registers xmm0..xmm3 (the caller may lack AVX; a
 // register picked by LLVM could be xmm16+ under AVX-512, which SSE cannot encode).
+// Decryption ([`decrypt4`], since session 7) needs the equivalent inverse cipher's round keys:
+// each is AESIMC'd from the encryption schedule into xmm4 right before its round, and xmm4
+// is zeroed at the end, so there is still nothing to wipe. Legacy SSE memory operands must be
+// 16-byte aligned: the schedule is (`repr(C, align(16))`).
 
-/// Blocks handled by [`ctr_small`] and [`encrypt_small`].
+/// Blocks handled by [`ctr_small`], [`encrypt_small`], [`decrypt_small`] and
+/// [`cbc_decrypt_small`].
 pub(crate) const SMALL_BLOCKS: usize = 4;
 
 /// `aesenc xmm0..xmm3, [k + 16 * i]` for each round `i` given (asm text).
