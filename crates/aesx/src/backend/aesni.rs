@@ -20,10 +20,12 @@ use zeroize::Zeroize;
 /// Round keys for the hardware backends: `enc[0..=rounds]` for AESENC.
 ///
 /// IMPLEMENTATION NOTE: the equivalent-inverse-cipher schedule for AESDEC
-/// (`AESIMC(enc[rounds - i])`) is not stored: the decrypting kernels derive it in registers in
-/// their prologue ([`dec_keys`]), 9-13 independent AESIMC at 2 per cycle. Storing it doubled
-/// the schedule, and key setup on this hardware is bound by stores (initialise, expand,
-/// zeroize), not by the 60-cycle expansion chain.
+/// (`AESIMC(enc[rounds - i])`) is not stored: each decryption derives it, 9-13 independent
+/// AESIMC at 2 per cycle (into registers, [`dec_keys`]; into a wiped local, [`dec_schedule`];
+/// in the assembly paths into a local the assembly zeroes, or one round key at a time,
+/// [`decrypt4`]). Storing it doubled the schedule, and key setup on this hardware is bound by
+/// stores (initialise, expand, zeroize), not by the 60-cycle expansion chain; caching it on
+/// first use cost key setup the same (session 6, README issue 19).
 #[repr(C, align(16))]
 pub(crate) struct Keys {
     pub(crate) enc: [[u8; 16]; 15],
@@ -1409,9 +1411,10 @@ pub(crate) fn ctr_small(k: &Keys, c: u128, buf: &mut [u8]) -> bool {
     true
 }
 
-/// ECB encryption of at most [`SMALL_BLOCKS`] whole blocks; false (nothing done) for more.
+/// ECB of at most [`SMALL_BLOCKS`] whole blocks through `cipher` ([`encrypt4`] or
+/// [`decrypt4`]), unused lanes zero; false (nothing done) for more.
 #[inline(always)]
-pub(crate) fn encrypt_small(k: &Keys, buf: &mut [u8]) -> bool {
+fn ecb_small(k: &Keys, buf: &mut [u8], cipher: fn(&Keys, [__m128i; 4]) -> [__m128i; 4]) -> bool {
     let n = buf.len() / 16;
     if n > SMALL_BLOCKS {
         return false;
@@ -1421,29 +1424,23 @@ pub(crate) fn encrypt_small(k: &Keys, buf: &mut [u8]) -> bool {
     for (i, b) in b.iter_mut().enumerate().take(n) {
         *b = load_at(buf, i);
     }
-    for (i, b) in encrypt4(k, b).into_iter().enumerate().take(n) {
+    for (i, b) in cipher(k, b).into_iter().enumerate().take(n) {
         store_at(buf, i, b);
     }
     true
+}
+
+/// ECB encryption of at most [`SMALL_BLOCKS`] whole blocks; false (nothing done) for more.
+#[inline(always)]
+pub(crate) fn encrypt_small(k: &Keys, buf: &mut [u8]) -> bool {
+    ecb_small(k, buf, encrypt4)
 }
 
 /// ECB decryption of at most [`SMALL_BLOCKS`] whole blocks ([`decrypt4`]); false (nothing
 /// done) for more.
 #[inline(always)]
 pub(crate) fn decrypt_small(k: &Keys, buf: &mut [u8]) -> bool {
-    let n = buf.len() / 16;
-    if n > SMALL_BLOCKS {
-        return false;
-    }
-    // SAFETY: SSE2 is baseline.
-    let mut b = [unsafe { _mm_setzero_si128() }; 4];
-    for (i, b) in b.iter_mut().enumerate().take(n) {
-        *b = load_at(buf, i);
-    }
-    for (i, b) in decrypt4(k, b).into_iter().enumerate().take(n) {
-        store_at(buf, i, b);
-    }
-    true
+    ecb_small(k, buf, decrypt4)
 }
 
 /// CBC decryption of at most [`SMALL_BLOCKS`] whole blocks ([`decrypt4`], then each block
