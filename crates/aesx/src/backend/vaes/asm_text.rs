@@ -120,6 +120,35 @@ macro_rules! rounds {
     };
 }
 
+/// Registers `0` and `$d...` loaded from `{p}` and whitened, the middle rounds (`$op`), and the
+/// last round key into r12: everything before a batch's last round.
+macro_rules! batch_rounds {
+    ($w:ident, $op:literal; $($d:literal)*) => {
+        concat!(
+            key!($w, "12", "{k}"),
+            ldw!($w, "0"),
+            $(ldw!($w, $d),)*
+            rounds!($w, $op; "0" $($d)*),
+            key!($w, "12", "{kl}"),
+        )
+    };
+}
+
+/// A head's stores (xmm): register 0, then each register `d` listed only if `d < {r}`.
+macro_rules! store_first_r {
+    ($($d:literal)*) => {
+        concat!(
+            st!(x, "0", "{p}", "0"),
+            $(
+                "cmp {r}, ", $d, "\n",
+                "jbe 6f\n",
+                st!(x, $d, "{p}", $d),
+                "6:\n",
+            )*
+        )
+    };
+}
+
 /// The `{r}` (0 to 11) blocks that do not fill an iteration of 12: `$head!(ARGS; REGS)` with
 /// the fewest of 4, 8 or 12 registers that hold them (REGS: `N-1` down to 1), or nothing if
 /// `{r}` is 0; each head ends with a jump to label 5, which follows.

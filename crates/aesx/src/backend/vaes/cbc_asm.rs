@@ -197,23 +197,13 @@ macro_rules! cbc_loop {
 macro_rules! cbc_head {
     ($fin:ident, $fin0:ident; $($d:literal)*) => {
         concat!(
-            key!(x, "12", "{k}"),
-            ldw!(x, "0"),
-            $(ldw!(x, $d),)*
-            rounds!(x, "aesdec"; "0" $($d)*),
-            key!(x, "12", "{kl}"),
+            batch_rounds!(x, "aesdec"; $($d)*),
             $($fin!(x, $d),)*
             $fin0!(x),
             "mov {t}, {r}\n",
             "shl {t}, 4\n",
             "movdqu xmm13, xmmword ptr [{p} + {t} - 16]\n",
-            st!(x, "0", "{p}", "0"),
-            $(
-                "cmp {r}, ", $d, "\n",
-                "jbe 6f\n",
-                st!(x, $d, "{p}", $d),
-                "6:\n",
-            )*
+            store_first_r!($($d)*),
             "add {p}, {t}\n",
             "jmp 5f\n",
         )

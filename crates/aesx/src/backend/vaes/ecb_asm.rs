@@ -42,20 +42,10 @@ macro_rules! lastst {
 macro_rules! ecb_head {
     ($op:literal, $last:literal; $($d:literal)*) => {
         concat!(
-            key!(x, "12", "{k}"),
-            ldw!(x, "0"),
-            $(ldw!(x, $d),)*
-            rounds!(x, $op; "0" $($d)*),
-            key!(x, "12", "{kl}"),
+            batch_rounds!(x, $op; $($d)*),
             op2!(x, $last, "0", "12"),
             $(op2!(x, $last, $d, "12"),)*
-            st!(x, "0", "{p}", "0"),
-            $(
-                "cmp {r}, ", $d, "\n",
-                "jbe 6f\n",
-                st!(x, $d, "{p}", $d),
-                "6:\n",
-            )*
+            store_first_r!($($d)*),
             "shl {r}, 4\n",
             "add {p}, {r}\n",
             "jmp 5f\n",
@@ -72,21 +62,7 @@ macro_rules! ecb_xmm {
         concat!(
             heads!(ecb_head!($op, $last)),
             "2:\n",
-            key!(x, "12", "{k}"),
-            ldw!(x, "0"),
-            ldw!(x, "1"),
-            ldw!(x, "2"),
-            ldw!(x, "3"),
-            ldw!(x, "4"),
-            ldw!(x, "5"),
-            ldw!(x, "6"),
-            ldw!(x, "7"),
-            ldw!(x, "8"),
-            ldw!(x, "9"),
-            ldw!(x, "10"),
-            ldw!(x, "11"),
-            rounds!(x, $op; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
-            key!(x, "12", "{kl}"),
+            batch_rounds!(x, $op; "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
             lastst!($last, "0"),
             lastst!($last, "1"),
             lastst!($last, "2"),
