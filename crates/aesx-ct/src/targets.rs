@@ -279,18 +279,22 @@ fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
                     k4.cbc_decrypt(&iv16(iv), out).map_err(|e| format!("{e}"))
                 },
             ));
-            // Up to four blocks take the small-message path of the hardware backends
-            // (`aesni::decrypt4`), which the 85-block case never reaches.
-            v.push(Case::new(
-                format!("cbc-decrypt-3blk-{bits}"),
-                16 + 48,
-                48,
-                move |s, out| {
-                    let [iv, ct] = split(s, [16, 48]);
-                    out.copy_from_slice(ct);
-                    k5.cbc_decrypt(&iv16(iv), out).map_err(|e| format!("{e}"))
-                },
-            ));
+            // Up to twelve blocks take the small-message paths of the hardware backends
+            // (`aesni::decrypt4` up to four, `decrypt12` from nine), which the 85-block case
+            // never reaches.
+            for small in [3, 9] {
+                let k5 = k5.clone();
+                v.push(Case::new(
+                    format!("cbc-decrypt-{small}blk-{bits}"),
+                    16 + 16 * small,
+                    16 * small,
+                    move |s, out| {
+                        let [iv, ct] = split(s, [16, 16 * small]);
+                        out.copy_from_slice(ct);
+                        k5.cbc_decrypt(&iv16(iv), out).map_err(|e| format!("{e}"))
+                    },
+                ));
+            }
             v.push(Case::new(
                 format!("ctr-{bits}"),
                 16 + n,
@@ -350,20 +354,23 @@ fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
                     .map_err(|e| format!("{e}"))
             },
         ));
-        // Up to four blocks: the small-message path of the hardware backends
-        // (`aesni::decrypt4`, AESIMC of each round key on the fly).
-        v.push(Case::new(
-            format!("cbc-decrypt-3blk-{bits}"),
-            kl + 16 + 48,
-            48,
-            move |s, out| {
-                let [key, iv, ct] = split(s, [kl, 16, 48]);
-                out.copy_from_slice(ct);
-                aes(key)?
-                    .cbc_decrypt(&iv16(iv), out)
-                    .map_err(|e| format!("{e}"))
-            },
-        ));
+        // Up to twelve blocks: the small-message paths of the hardware backends
+        // (`aesni::decrypt4` up to four, `decrypt12` from nine; AESIMC of each round key on
+        // the fly).
+        for small in [3, 9] {
+            v.push(Case::new(
+                format!("cbc-decrypt-{small}blk-{bits}"),
+                kl + 16 + 16 * small,
+                16 * small,
+                move |s, out| {
+                    let [key, iv, ct] = split(s, [kl, 16, 16 * small]);
+                    out.copy_from_slice(ct);
+                    aes(key)?
+                        .cbc_decrypt(&iv16(iv), out)
+                        .map_err(|e| format!("{e}"))
+                },
+            ));
+        }
         // CTR over a length with a partial tail, in two calls that split a block, so the
         // buffered-keystream paths run too.
         let m = n + 5;

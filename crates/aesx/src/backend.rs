@@ -442,8 +442,8 @@ impl Boxed {
 /// Declares one dispatching function per kernel; the match is written once, here.
 ///
 /// `small f`: on the hardware layout, `aesni::f` first gets the call and returns true if it
-/// handled it (up to four blocks, in inline assembly that keeps round keys off the stack and
-/// zeroes the one register that held a derived key: no stack wipe follows; see
+/// handled it (up to twelve blocks, in inline assembly that keeps round keys off the stack
+/// and zeroes the one register that held a derived key: no stack wipe follows; see
 /// `aesni::ctr_small`, `aesni::decrypt4`). `nostack f`: the same
 /// for `aesni::f(backend, ..)`, which decides by backend and length whether it runs the call
 /// wholly in inline assembly (`aesni::cbc_decrypt_nostack`, `aesni::encrypt_nostack`,
@@ -498,8 +498,8 @@ dispatch! {
 
 /// `dst = src ^ (E(ctr) || E(ctr+1) || ...)`, whole blocks, `src.len() == dst.len()`: the
 /// buffer-to-buffer form of [`ctr_xor`]. `aesni` and `vaes256` read `src` and write `dst` in
-/// one pass (`vaes::ctr_asm`); the other backends, and messages of up to four blocks (the
-/// inline `aesni::ctr_small` path, which needs no stack wipe), copy and run in place.
+/// one pass (`vaes::ctr_asm`); the other backends, and messages of up to twelve blocks (the
+/// `aesni::ctr_small` path, which needs no stack wipe), copy and run in place.
 #[inline]
 pub(crate) fn ctr_xor_b2b(backend: Backend, keys: &Keys, ctr: u128, src: &[u8], dst: &mut [u8]) {
     debug_assert_eq!(src.len(), dst.len());
@@ -1141,8 +1141,8 @@ mod tests {
     }
 
     /// The kernels that run wholly in inline assembly with no stack wipe after them (`aesni`
-    /// ECB and CBC decryption from 12 blocks; ECB both ways and CBC decryption of up to four
-    /// blocks on every hardware backend) zero every register that held a round key: no vector
+    /// ECB and CBC decryption from 12 blocks; CTR, ECB both ways and CBC decryption of up to
+    /// twelve blocks on every hardware backend) zero every register that held a round key: no vector
     /// register holds one of the encryption schedule or of the equivalent inverse cipher's
     /// (AESIMC of it) when they return.
     #[cfg(target_arch = "x86_64")]
@@ -1177,10 +1177,15 @@ mod tests {
                 }
                 round_keys.push(imc);
             }
-            for blocks in [1, 2, 3, 4, 12, 13, 17, 21, 24, 35] {
+            for blocks in [1, 2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 17, 21, 24, 35] {
                 let mut buf = data(16 * blocks, 5);
                 let mut iv = [9u8; 16];
-                let calls: [(&str, &Call<'_>); 3] = [
+                let calls: [(&str, &Call<'_>); 4] = [
+                    ("ctr", &|b, _| {
+                        clear_xmm_registers();
+                        ctr_xor(bk, keys, u128::MAX - 5, b);
+                        xmm_registers()
+                    }),
                     ("ecb-enc", &|b, _| {
                         clear_xmm_registers();
                         encrypt_blocks(bk, keys, b);
@@ -1198,6 +1203,9 @@ mod tests {
                     }),
                 ];
                 for (name, call) in calls {
+                    if name == "ctr" && blocks > aesni::SMALL_BLOCKS {
+                        continue;
+                    }
                     let regs = call(&mut buf, &mut iv);
                     for (i, r) in regs.iter().enumerate() {
                         assert!(
@@ -1244,7 +1252,7 @@ mod tests {
                     });
                     // Through the mode layer, which splits where the low 64 bits wrap.
                     // The last two carry inside the first four blocks (the small-message
-                    // path, `aesni::ctr_small`).
+                    // path, `aesni::ctr_small`, up to twelve blocks).
                     for c in [
                         0u128,
                         u64::MAX as u128 - 40,

@@ -1240,7 +1240,7 @@ fn wipe_below<const B: usize>() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Small messages: up to four blocks, keys never leave the schedule.
+// Small messages: up to twelve blocks, keys never leave the schedule.
 //
 // IMPLEMENTATION NOTE (issue 13 small messages, issue 14.2 key residue): the kernels above are
 // compiled code; LLVM may spill a round key to their stack frame, so every call is followed by
@@ -1256,127 +1256,141 @@ fn wipe_below<const B: usize>() {
 // Decryption ([`decrypt4`], since session 7) needs the equivalent inverse cipher's round keys:
 // each is AESIMC'd from the encryption schedule into xmm4 right before its round, and xmm4
 // is zeroed at the end, so there is still nothing to wipe. Legacy SSE memory operands must be
-// 16-byte aligned: the schedule is (`repr(C, align(16))`).
+// 16-byte aligned: the schedule is (`repr(C, align(16))`). Since session 8 the same kernels
+// exist for eight and twelve blocks (`small_ciphers!`), called out of line for five to twelve
+// blocks: the compiled kernels and their wipe cost more than eight or twelve AES chains side
+// by side (README, issue 19, "5-12 blocks").
 
-/// Blocks handled by [`ctr_small`], [`encrypt_small`], [`decrypt_small`] and
-/// [`cbc_decrypt_small`].
-pub(crate) const SMALL_BLOCKS: usize = 4;
+/// Most blocks handled by [`ctr_small`], [`encrypt_small`], [`decrypt_small`] and
+/// [`cbc_decrypt_small`]: up to four in four registers (inline into the caller), up to eight
+/// or twelve in eight or twelve (one call out of line, [`ctr_mid`], [`ecb_mid`], [`cbc_mid`]).
+pub(crate) const SMALL_BLOCKS: usize = 12;
 
-/// `aesenc xmm0..xmm3, [k + 16 * i]` for each round `i` given (asm text).
-macro_rules! small_rounds {
-    ($($i:literal),*) => {
-        concat!($(
-            "aesenc xmm0, xmmword ptr [{k} + 16 * ", $i, "]\n",
-            "aesenc xmm1, xmmword ptr [{k} + 16 * ", $i, "]\n",
-            "aesenc xmm2, xmmword ptr [{k} + 16 * ", $i, "]\n",
-            "aesenc xmm3, xmmword ptr [{k} + 16 * ", $i, "]\n",
-        )*)
-    };
-}
-
-/// AES encryption of four blocks, keys read from `k` by each instruction.
-#[inline(always)]
-fn encrypt4(k: &Keys, b: [__m128i; 4]) -> [__m128i; 4] {
-    let [mut b0, mut b1, mut b2, mut b3] = b;
-    let rk = k.enc.as_ptr();
-    // SAFETY: a `Keys` of this layout exists only on a CPU with AES-NI (see "Safe entry
-    // points"); `rk` points to 15 readable 16-byte aligned round keys (`repr(C, align(16))`),
-    // and `rk + rounds` with rounds in {10, 12, 14} is one of them; the block reads offsets up
-    // to 16 * 13 only when rounds >= 14. Registers and flags only, no stack, no store.
-    unsafe {
-        core::arch::asm!(
-            "pxor xmm0, xmmword ptr [{k}]",
-            "pxor xmm1, xmmword ptr [{k}]",
-            "pxor xmm2, xmmword ptr [{k}]",
-            "pxor xmm3, xmmword ptr [{k}]",
-            small_rounds!(1, 2, 3, 4, 5, 6, 7, 8, 9),
-            "cmp {nr}, 10",
-            "je 2f",
-            small_rounds!(10, 11),
-            "cmp {nr}, 12",
-            "je 2f",
-            small_rounds!(12, 13),
-            "2:",
-            "aesenclast xmm0, xmmword ptr [{last}]",
-            "aesenclast xmm1, xmmword ptr [{last}]",
-            "aesenclast xmm2, xmmword ptr [{last}]",
-            "aesenclast xmm3, xmmword ptr [{last}]",
-            k = in(reg) rk,
-            last = in(reg) rk.add(k.rounds),
-            nr = in(reg) k.rounds,
-            inout("xmm0") b0,
-            inout("xmm1") b1,
-            inout("xmm2") b2,
-            inout("xmm3") b3,
-            options(nostack, readonly, pure),
+/// The round structure shared by every key size around `$round!(i; ARGS)` (asm text): rounds
+/// 1-9, then 10-11 unless `{nr}` is 10, then 12-13 unless it is 12.
+macro_rules! small_all_rounds {
+    ($round:ident; $($a:tt)*) => {
+        concat!(
+            $round!(1; $($a)*),
+            $round!(2; $($a)*),
+            $round!(3; $($a)*),
+            $round!(4; $($a)*),
+            $round!(5; $($a)*),
+            $round!(6; $($a)*),
+            $round!(7; $($a)*),
+            $round!(8; $($a)*),
+            $round!(9; $($a)*),
+            "cmp {nr}, 10\n",
+            "je 2f\n",
+            $round!(10; $($a)*),
+            $round!(11; $($a)*),
+            "cmp {nr}, 12\n",
+            "je 2f\n",
+            $round!(12; $($a)*),
+            $round!(13; $($a)*),
+            "2:\n",
         )
     };
-    [b0, b1, b2, b3]
 }
 
-/// `aesimc xmm4, [last - 16 * i]` then `aesdec xmm0..xmm3, xmm4` for each `i` given (asm
-/// text): the equivalent inverse cipher's round key `i` derived where it is used.
-macro_rules! small_dec_rounds {
-    ($($i:literal),*) => {
-        concat!($(
-            "aesimc xmm4, xmmword ptr [{last} - 16 * ", $i, "]\n",
-            "aesdec xmm0, xmm4\n",
-            "aesdec xmm1, xmm4\n",
-            "aesdec xmm2, xmm4\n",
-            "aesdec xmm3, xmm4\n",
-        )*)
+/// `aesenc r, [k + 16 * i]` for each register `r` listed (asm text): encryption round `i`.
+macro_rules! small_enc_round {
+    ($i:literal; $($r:literal)*) => {
+        concat!($("aesenc ", $r, ", xmmword ptr [{k} + 16 * ", $i, "]\n",)*)
     };
 }
 
-/// AES decryption of four blocks (the equivalent inverse cipher): the whitening and last round
-/// keys are memory operands (`enc[rounds]`, `enc[0]`), each middle round key is AESIMC of the
-/// encryption round key, computed into xmm4 right before its AESDECs and zeroed at the end.
+/// `aesimc t, [last - 16 * i]`, then `aesdec r, t` for each register `r` listed (asm text):
+/// the equivalent inverse cipher's round key `i`, derived where it is used.
+macro_rules! small_dec_round {
+    ($i:literal; $t:literal $($r:literal)*) => {
+        concat!(
+            "aesimc ", $t, ", xmmword ptr [{last} - 16 * ", $i, "]\n",
+            $("aesdec ", $r, ", ", $t, "\n",)*
+        )
+    };
+}
+
+/// Defines `$enc` and `$dec`, AES encryption and decryption of `$n` blocks in the registers
+/// `$r` (bound to `$b`), each one `asm!` block:
 ///
-/// IMPLEMENTATION NOTE (issue 19 small messages): the compiled decryption kernels derive the
-/// whole decryption schedule and are followed by the 1.25 KiB stack wipe, about 50 ns for one
-/// block on Zen 3. Here the AESIMC of each round (one more AES-unit instruction per round,
-/// off the data's dependency chain) replaces both: no schedule in memory, nothing on the stack.
-#[inline(always)]
-fn decrypt4(k: &Keys, b: [__m128i; 4]) -> [__m128i; 4] {
-    let [mut b0, mut b1, mut b2, mut b3] = b;
-    let rk = k.enc.as_ptr();
-    // SAFETY: a `Keys` of this layout exists only on a CPU with AES-NI (see "Safe entry
-    // points"); `rk` points to 15 readable 16-byte aligned round keys and `last = rk + rounds`
-    // (rounds in {10, 12, 14}) is one of them; `last - 16 * i` is read for i <= 9, and for
-    // i <= 11 / 13 only when rounds >= 12 / 14, so every address is `rk[1..rounds]`. Registers
-    // and flags only, no stack, no store; xmm4 (a round key) is zeroed before the end.
-    unsafe {
-        core::arch::asm!(
-            "pxor xmm0, xmmword ptr [{last}]",
-            "pxor xmm1, xmmword ptr [{last}]",
-            "pxor xmm2, xmmword ptr [{last}]",
-            "pxor xmm3, xmmword ptr [{last}]",
-            small_dec_rounds!(1, 2, 3, 4, 5, 6, 7, 8, 9),
-            "cmp {nr}, 10",
-            "je 2f",
-            small_dec_rounds!(10, 11),
-            "cmp {nr}, 12",
-            "je 2f",
-            small_dec_rounds!(12, 13),
-            "2:",
-            "aesdeclast xmm0, xmmword ptr [{k}]",
-            "aesdeclast xmm1, xmmword ptr [{k}]",
-            "aesdeclast xmm2, xmmword ptr [{k}]",
-            "aesdeclast xmm3, xmmword ptr [{k}]",
-            "pxor xmm4, xmm4",
-            k = in(reg) rk,
-            last = in(reg) rk.add(k.rounds),
-            nr = in(reg) k.rounds,
-            inout("xmm0") b0,
-            inout("xmm1") b1,
-            inout("xmm2") b2,
-            inout("xmm3") b3,
-            out("xmm4") _,
-            options(nostack, readonly, pure),
-        )
+/// - encryption: every round key a memory operand of its AESENC (`aesenc xmm0, [k + 16*i]`),
+///   so no round key is ever in a register;
+/// - decryption (the equivalent inverse cipher): the whitening and last round keys are memory
+///   operands (`enc[rounds]`, `enc[0]`); each middle round key is AESIMC of the encryption
+///   round key, computed into `$t` right before its AESDECs, and `$t` is zeroed at the end.
+///
+/// Registers and flags only, no stack, no store: nothing to wipe afterwards.
+///
+/// IMPLEMENTATION NOTE (issue 19 small messages): the compiled kernels derive the whole
+/// decryption schedule and are followed by the 1.25 KiB stack wipe, about 50 ns for one block
+/// on Zen 3. The AESIMC of each round (one more AES-unit instruction per round, off the data's
+/// dependency chain) replaces both.
+macro_rules! small_ciphers {
+    ($n:literal, $enc:ident, $dec:ident, $t:tt; $($r:tt $b:ident)*) => {
+        #[doc = concat!("AES encryption of ", $n, " blocks (see `small_ciphers!`).")]
+        #[inline(always)]
+        fn $enc(k: &Keys, b: [__m128i; $n]) -> [__m128i; $n] {
+            let [$(mut $b),*] = b;
+            let rk = k.enc.as_ptr();
+            // SAFETY: a `Keys` of this layout exists only on a CPU with AES-NI (see "Safe entry
+            // points"); `rk` points to 15 readable 16-byte aligned round keys (`repr(C,
+            // align(16))`), and `last = rk + rounds` with rounds in {10, 12, 14} is one of
+            // them; the block reads offsets up to 16 * 13 only when rounds >= 14. Registers
+            // and flags only, no stack, no store.
+            unsafe {
+                core::arch::asm!(
+                    concat!(
+                        $("pxor ", $r, ", xmmword ptr [{k}]\n",)*
+                        small_all_rounds!(small_enc_round; $($r)*),
+                        $("aesenclast ", $r, ", xmmword ptr [{last}]\n",)*
+                    ),
+                    k = in(reg) rk,
+                    last = in(reg) rk.add(k.rounds),
+                    nr = in(reg) k.rounds,
+                    $(inout($r) $b,)*
+                    options(nostack, readonly, pure),
+                )
+            };
+            [$($b),*]
+        }
+
+        #[doc = concat!("AES decryption of ", $n, " blocks (see `small_ciphers!`).")]
+        #[inline(always)]
+        fn $dec(k: &Keys, b: [__m128i; $n]) -> [__m128i; $n] {
+            let [$(mut $b),*] = b;
+            let rk = k.enc.as_ptr();
+            // SAFETY: as the encryption above; `last - 16 * i` is read for i <= 9, and for
+            // i <= 11 / 13 only when rounds >= 12 / 14, so every address is `rk[1..rounds]`.
+            // The derived round key register is zeroed before the end.
+            unsafe {
+                core::arch::asm!(
+                    concat!(
+                        $("pxor ", $r, ", xmmword ptr [{last}]\n",)*
+                        small_all_rounds!(small_dec_round; $t $($r)*),
+                        $("aesdeclast ", $r, ", xmmword ptr [{k}]\n",)*
+                        "pxor ", $t, ", ", $t, "\n",
+                    ),
+                    k = in(reg) rk,
+                    last = in(reg) rk.add(k.rounds),
+                    nr = in(reg) k.rounds,
+                    $(inout($r) $b,)*
+                    out($t) _,
+                    options(nostack, readonly, pure),
+                )
+            };
+            [$($b),*]
+        }
     };
-    [b0, b1, b2, b3]
 }
+
+small_ciphers!(4, encrypt4, decrypt4, "xmm4";
+    "xmm0" b0 "xmm1" b1 "xmm2" b2 "xmm3" b3);
+small_ciphers!(8, encrypt8, decrypt8, "xmm8";
+    "xmm0" b0 "xmm1" b1 "xmm2" b2 "xmm3" b3 "xmm4" b4 "xmm5" b5 "xmm6" b6 "xmm7" b7);
+small_ciphers!(12, encrypt12, decrypt12, "xmm12";
+    "xmm0" b0 "xmm1" b1 "xmm2" b2 "xmm3" b3 "xmm4" b4 "xmm5" b5 "xmm6" b6 "xmm7" b7
+    "xmm8" b8 "xmm9" b9 "xmm10" b10 "xmm11" b11);
 
 /// Counter block `c` (128-bit big-endian) as a register, by scalar byte swaps (SSE2 only).
 #[inline(always)]
@@ -1387,86 +1401,153 @@ fn ctr_block_reg(c: u128) -> __m128i {
     unsafe { _mm_set_epi64x(lo as i64, hi as i64) }
 }
 
+/// Up to `N` whole blocks of `buf` as registers, the lanes past its end zero.
+#[inline(always)]
+fn load_lanes<const N: usize>(buf: &[u8]) -> [__m128i; N] {
+    // SAFETY: SSE2 is baseline.
+    let mut b = [unsafe { _mm_setzero_si128() }; N];
+    for (i, b) in b.iter_mut().enumerate().take(buf.len() / 16) {
+        *b = load_at(buf, i);
+    }
+    b
+}
+
+/// `N` counter blocks from `c` (128-bit big-endian, wrapping) as registers.
+#[inline(always)]
+fn ctr_lanes<const N: usize>(c: u128) -> [__m128i; N] {
+    core::array::from_fn(|i| ctr_block_reg(c.wrapping_add(i as u128)))
+}
+
+/// CTR of the whole blocks of `buf` (at most `N`) with the keystream of `cipher` over `N`
+/// counter blocks (those past the message computed and dropped).
+#[inline(always)]
+fn ctr_lanes_xor<const N: usize>(
+    k: &Keys,
+    c: u128,
+    buf: &mut [u8],
+    cipher: fn(&Keys, [__m128i; N]) -> [__m128i; N],
+) {
+    for (i, ks) in cipher(k, ctr_lanes(c))
+        .into_iter()
+        .enumerate()
+        .take(buf.len() / 16)
+    {
+        // SAFETY: SSE2 is baseline.
+        store_at(buf, i, unsafe { _mm_xor_si128(load_at(buf, i), ks) });
+    }
+}
+
 /// CTR for a message of at most [`SMALL_BLOCKS`] whole blocks; false (nothing done) for a
 /// longer one. No stack wipe is needed after it (see above).
 #[inline(always)]
 pub(crate) fn ctr_small(k: &Keys, c: u128, buf: &mut [u8]) -> bool {
-    let n = buf.len() / 16;
-    if n > SMALL_BLOCKS {
-        return false;
-    }
-    let ks = encrypt4(
-        k,
-        [
-            ctr_block_reg(c),
-            ctr_block_reg(c.wrapping_add(1)),
-            ctr_block_reg(c.wrapping_add(2)),
-            ctr_block_reg(c.wrapping_add(3)),
-        ],
-    );
-    for (i, ks) in ks.into_iter().enumerate().take(n) {
-        // SAFETY: SSE2 is baseline.
-        store_at(buf, i, unsafe { _mm_xor_si128(load_at(buf, i), ks) });
+    match buf.len() / 16 {
+        0..=4 => ctr_lanes_xor(k, c, buf, encrypt4),
+        5..=SMALL_BLOCKS => ctr_mid(k, c, buf),
+        _ => return false,
     }
     true
 }
 
-/// ECB of at most [`SMALL_BLOCKS`] whole blocks through `cipher` ([`encrypt4`] or
-/// [`decrypt4`]), unused lanes zero; false (nothing done) for more.
+/// [`ctr_small`] of five to twelve blocks, out of line (the four-block path is what inlines).
+#[inline(never)]
+fn ctr_mid(k: &Keys, c: u128, buf: &mut [u8]) {
+    if buf.len() <= 16 * 8 {
+        ctr_lanes_xor(k, c, buf, encrypt8)
+    } else {
+        ctr_lanes_xor(k, c, buf, encrypt12)
+    }
+}
+
+/// ECB of the whole blocks of `buf` (at most `N`) through `cipher`, unused lanes zero.
 #[inline(always)]
-fn ecb_small(k: &Keys, buf: &mut [u8], cipher: fn(&Keys, [__m128i; 4]) -> [__m128i; 4]) -> bool {
+fn ecb_lanes<const N: usize>(
+    k: &Keys,
+    buf: &mut [u8],
+    cipher: fn(&Keys, [__m128i; N]) -> [__m128i; N],
+) {
     let n = buf.len() / 16;
-    if n > SMALL_BLOCKS {
-        return false;
-    }
-    // SAFETY: SSE2 is baseline.
-    let mut b = [unsafe { _mm_setzero_si128() }; 4];
-    for (i, b) in b.iter_mut().enumerate().take(n) {
-        *b = load_at(buf, i);
-    }
-    for (i, b) in cipher(k, b).into_iter().enumerate().take(n) {
+    for (i, b) in cipher(k, load_lanes(buf)).into_iter().enumerate().take(n) {
         store_at(buf, i, b);
     }
-    true
+}
+
+/// ECB of five to twelve blocks, out of line: encryption ([`encrypt8`], [`encrypt12`]) or
+/// decryption ([`decrypt8`], [`decrypt12`]).
+#[inline(never)]
+fn ecb_mid(k: &Keys, buf: &mut [u8], decrypt: bool) {
+    match (buf.len() <= 16 * 8, decrypt) {
+        (true, false) => ecb_lanes(k, buf, encrypt8),
+        (true, true) => ecb_lanes(k, buf, decrypt8),
+        (false, false) => ecb_lanes(k, buf, encrypt12),
+        (false, true) => ecb_lanes(k, buf, decrypt12),
+    }
 }
 
 /// ECB encryption of at most [`SMALL_BLOCKS`] whole blocks; false (nothing done) for more.
 #[inline(always)]
 pub(crate) fn encrypt_small(k: &Keys, buf: &mut [u8]) -> bool {
-    ecb_small(k, buf, encrypt4)
+    match buf.len() / 16 {
+        0..=4 => ecb_lanes(k, buf, encrypt4),
+        5..=SMALL_BLOCKS => ecb_mid(k, buf, false),
+        _ => return false,
+    }
+    true
 }
 
-/// ECB decryption of at most [`SMALL_BLOCKS`] whole blocks ([`decrypt4`]); false (nothing
-/// done) for more.
+/// ECB decryption of at most [`SMALL_BLOCKS`] whole blocks; false (nothing done) for more.
 #[inline(always)]
 pub(crate) fn decrypt_small(k: &Keys, buf: &mut [u8]) -> bool {
-    ecb_small(k, buf, decrypt4)
+    match buf.len() / 16 {
+        0..=4 => ecb_lanes(k, buf, decrypt4),
+        5..=SMALL_BLOCKS => ecb_mid(k, buf, true),
+        _ => return false,
+    }
+    true
 }
 
-/// CBC decryption of at most [`SMALL_BLOCKS`] whole blocks ([`decrypt4`], then each block
-/// XORed with the ciphertext block before it, read before anything is stored); false
-/// (nothing done) for more.
+/// CBC decryption of the whole blocks of `buf` (at most `N`) through `decrypt`: each block
+/// XORed with the ciphertext block before it, every ciphertext block read before anything is
+/// stored.
 #[inline(always)]
-pub(crate) fn cbc_decrypt_small(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) -> bool {
+fn cbc_lanes<const N: usize>(
+    k: &Keys,
+    iv: &mut [u8; 16],
+    buf: &mut [u8],
+    decrypt: fn(&Keys, [__m128i; N]) -> [__m128i; N],
+) {
     let n = buf.len() / 16;
-    if n > SMALL_BLOCKS {
-        return false;
-    }
     if n == 0 {
-        return true;
+        return;
     }
-    // SAFETY: SSE2 is baseline.
-    let mut c = [unsafe { _mm_setzero_si128() }; 4];
-    for (i, c) in c.iter_mut().enumerate().take(n) {
-        *c = load_at(buf, i);
-    }
+    let c = load_lanes::<N>(buf);
     let mut prev = load(iv);
-    for (i, d) in decrypt4(k, c).into_iter().enumerate().take(n) {
+    for (i, d) in decrypt(k, c).into_iter().enumerate().take(n) {
         // SAFETY: SSE2 is baseline.
         store_at(buf, i, unsafe { _mm_xor_si128(d, prev) });
         prev = c[i];
     }
     store(iv, prev);
+}
+
+/// [`cbc_lanes`] of five to twelve blocks, out of line.
+#[inline(never)]
+fn cbc_mid(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
+    if buf.len() <= 16 * 8 {
+        cbc_lanes(k, iv, buf, decrypt8)
+    } else {
+        cbc_lanes(k, iv, buf, decrypt12)
+    }
+}
+
+/// CBC decryption of at most [`SMALL_BLOCKS`] whole blocks; false (nothing done) for more.
+#[inline(always)]
+pub(crate) fn cbc_decrypt_small(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) -> bool {
+    match buf.len() / 16 {
+        0..=4 => cbc_lanes(k, iv, buf, decrypt4),
+        5..=SMALL_BLOCKS => cbc_mid(k, iv, buf),
+        _ => return false,
+    }
     true
 }
 
