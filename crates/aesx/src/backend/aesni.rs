@@ -1245,21 +1245,26 @@ fn wipe_below<const B: usize>() {
 // IMPLEMENTATION NOTE (issue 13 small messages, issue 14.2 key residue): the kernels above are
 // compiled code; LLVM may spill a round key to their stack frame, so every call is followed by
 // `wipe_stack` (1.5 KiB of stores, about 20 ns: as much as the whole AES work of a 16-byte
-// message). For up to four blocks this one `asm!` block does the whole cipher with every
-// round key as a memory operand of AESENC (`aesenc xmm0, [key + 16*i]`): no round key is ever
-// in a register, nothing is written to the stack (`nostack`, no memory output), so there is
-// nothing to wipe. Four blocks always: AESENC issues two per cycle on Zen 2/3/4 (one on
+// message). For up to four blocks this one `asm!` block does the whole cipher, each round key
+// loaded from the schedule into one register (xmm4) right before its AESENCs and that register
+// zeroed at the end: nothing is written to the stack (`nostack`, no memory output), so there
+// is nothing to wipe. Four blocks always: AESENC issues two per cycle on Zen 2/3/4 (one on
 // Intel) at latency 4 (7 on Haswell), so the four chains cost the latency of one. Inline
 // assembly needs no `#[target_feature]`, so this inlines into the caller (the user's function
 // under LTO). Legacy SSE encodings in fixed registers xmm0..xmm3 (the caller may lack AVX; a
 // register picked by LLVM could be xmm16+ under AVX-512, which SSE cannot encode).
 // Decryption ([`decrypt4`], since session 7) needs the equivalent inverse cipher's round keys:
-// each is AESIMC'd from the encryption schedule into xmm4 right before its round, and xmm4
-// is zeroed at the end, so there is still nothing to wipe. Legacy SSE memory operands must be
+// each is AESIMC'd from the encryption schedule into xmm4 right before its round instead. Legacy SSE memory operands must be
 // 16-byte aligned: the schedule is (`repr(C, align(16))`). Since session 8 the same kernels
 // exist for eight and twelve blocks (`small_ciphers!`), called out of line for five to twelve
 // blocks: the compiled kernels and their wipe cost more than eight or twelve AES chains side
-// by side (README, issue 19, "5-12 blocks").
+// by side (README, issue 19, "5-12 blocks"). Encryption used to take each round key as a
+// memory operand of AESENC (`aesenc xmm0, [key + 16*i]`, no key register at all); with eight
+// and twelve blocks that ran at 0.82-0.87x RustCrypto on Zen 3 (80-144 B, AES-128), with the
+// key loaded once per round into a register 0.98-1.09x, and no slower for four blocks.
+// Unused lanes (five blocks in eight registers) cost AES work but not latency on Zen, whose
+// two AES units keep eight or twelve chains at the latency of one; on Intel's one unit up to
+// three unused lanes add up to 30-39 AESENCs, still less than the wipe they replace.
 
 /// Most blocks handled by [`ctr_small`], [`encrypt_small`], [`decrypt_small`] and
 /// [`cbc_decrypt_small`]: up to four in four registers (inline into the caller), up to eight
@@ -1293,10 +1298,14 @@ macro_rules! small_all_rounds {
     };
 }
 
-/// `aesenc r, [k + 16 * i]` for each register `r` listed (asm text): encryption round `i`.
+/// `movdqa t, [k + 16 * i]`, then `aesenc r, t` for each register `r` listed (asm text):
+/// encryption round `i`.
 macro_rules! small_enc_round {
-    ($i:literal; $($r:literal)*) => {
-        concat!($("aesenc ", $r, ", xmmword ptr [{k} + 16 * ", $i, "]\n",)*)
+    ($i:literal; $t:literal $($r:literal)*) => {
+        concat!(
+            "movdqa ", $t, ", xmmword ptr [{k} + 16 * ", $i, "]\n",
+            $("aesenc ", $r, ", ", $t, "\n",)*
+        )
     };
 }
 
@@ -1314,11 +1323,13 @@ macro_rules! small_dec_round {
 /// Defines `$enc` and `$dec`, AES encryption and decryption of `$n` blocks in the registers
 /// `$r` (bound to `$b`), each one `asm!` block:
 ///
-/// - encryption: every round key a memory operand of its AESENC (`aesenc xmm0, [k + 16*i]`),
-///   so no round key is ever in a register;
+/// - encryption: the whitening and last round keys are memory operands (`enc[0]`,
+///   `enc[rounds]`); each middle round key is loaded into `$t` right before its AESENCs;
 /// - decryption (the equivalent inverse cipher): the whitening and last round keys are memory
 ///   operands (`enc[rounds]`, `enc[0]`); each middle round key is AESIMC of the encryption
-///   round key, computed into `$t` right before its AESDECs, and `$t` is zeroed at the end.
+///   round key, computed into `$t` right before its AESDECs.
+///
+/// `$t` is zeroed at the end.
 ///
 /// Registers and flags only, no stack, no store: nothing to wipe afterwards.
 ///
@@ -1342,13 +1353,15 @@ macro_rules! small_ciphers {
                 core::arch::asm!(
                     concat!(
                         $("pxor ", $r, ", xmmword ptr [{k}]\n",)*
-                        small_all_rounds!(small_enc_round; $($r)*),
+                        small_all_rounds!(small_enc_round; $t $($r)*),
                         $("aesenclast ", $r, ", xmmword ptr [{last}]\n",)*
+                        "pxor ", $t, ", ", $t, "\n",
                     ),
                     k = in(reg) rk,
                     last = in(reg) rk.add(k.rounds),
                     nr = in(reg) k.rounds,
                     $(inout($r) $b,)*
+                    out($t) _,
                     options(nostack, readonly, pure),
                 )
             };
