@@ -1376,49 +1376,33 @@ macro_rules! small_dec_round {
 /// dependency chain) replaces both.
 macro_rules! small_ciphers {
     ($n:literal, $enc:ident, $dec:ident, $t:tt; $($r:tt $b:ident)*) => {
-        #[doc = concat!("AES encryption of ", $n, " blocks (see `small_ciphers!`).")]
+        small_ciphers!(@one "encryption", $n, $enc, "{k}", small_enc_round, "aesenclast",
+            "{last}", $t; $($r $b)*);
+        small_ciphers!(@one "decryption", $n, $dec, "{last}", small_dec_round, "aesdeclast",
+            "{k}", $t; $($r $b)*);
+    };
+    // One direction: whitening with the key at `$first`, the middle rounds (`$round`), the
+    // last round (`$last_op` with the key at `$last`), then `$t` zeroed.
+    (@one $what:literal, $n:literal, $name:ident, $first:literal, $round:ident,
+        $last_op:literal, $last:literal, $t:tt; $($r:tt $b:ident)*) => {
+        #[doc = concat!("AES ", $what, " of ", $n, " blocks (see `small_ciphers!`).")]
         #[inline(always)]
-        fn $enc(k: &Keys, b: [__m128i; $n]) -> [__m128i; $n] {
+        fn $name(k: &Keys, b: [__m128i; $n]) -> [__m128i; $n] {
             let [$(mut $b),*] = b;
             let rk = k.enc.as_ptr();
             // SAFETY: a `Keys` of this layout exists only on a CPU with AES-NI (see "Safe entry
             // points"); `rk` points to 15 readable 16-byte aligned round keys (`repr(C,
             // align(16))`), and `last = rk + rounds` with rounds in {10, 12, 14} is one of
-            // them; the block reads offsets up to 16 * 13 only when rounds >= 14. Registers
-            // and flags only, no stack, no store.
+            // them. Encryption reads `k + 16 * i` and decryption `last - 16 * i`, for i <= 9,
+            // and for i <= 11 / 13 only when rounds >= 12 / 14: every address is one of
+            // `rk[0..=rounds]`. Registers and flags only, no stack, no store; `$t`, which held
+            // a round key, is zeroed before the end.
             unsafe {
                 core::arch::asm!(
                     concat!(
-                        $("pxor ", $r, ", xmmword ptr [{k}]\n",)*
-                        small_all_rounds!(small_enc_round; $t $($r)*),
-                        $("aesenclast ", $r, ", xmmword ptr [{last}]\n",)*
-                        "pxor ", $t, ", ", $t, "\n",
-                    ),
-                    k = in(reg) rk,
-                    last = in(reg) rk.add(k.rounds),
-                    nr = in(reg) k.rounds,
-                    $(inout($r) $b,)*
-                    out($t) _,
-                    options(nostack, readonly, pure),
-                )
-            };
-            [$($b),*]
-        }
-
-        #[doc = concat!("AES decryption of ", $n, " blocks (see `small_ciphers!`).")]
-        #[inline(always)]
-        fn $dec(k: &Keys, b: [__m128i; $n]) -> [__m128i; $n] {
-            let [$(mut $b),*] = b;
-            let rk = k.enc.as_ptr();
-            // SAFETY: as the encryption above; `last - 16 * i` is read for i <= 9, and for
-            // i <= 11 / 13 only when rounds >= 12 / 14, so every address is `rk[1..rounds]`.
-            // The derived round key register is zeroed before the end.
-            unsafe {
-                core::arch::asm!(
-                    concat!(
-                        $("pxor ", $r, ", xmmword ptr [{last}]\n",)*
-                        small_all_rounds!(small_dec_round; $t $($r)*),
-                        $("aesdeclast ", $r, ", xmmword ptr [{k}]\n",)*
+                        $("pxor ", $r, ", xmmword ptr [", $first, "]\n",)*
+                        small_all_rounds!($round; $t $($r)*),
+                        $($last_op, " ", $r, ", xmmword ptr [", $last, "]\n",)*
                         "pxor ", $t, ", ", $t, "\n",
                     ),
                     k = in(reg) rk,
