@@ -1158,6 +1158,26 @@ pub(crate) const WIPE: usize = 1536;
 #[inline(always)]
 pub(crate) fn wipe_stack() {
     wipe_below::<{ WIPE / 16 }>();
+    not_a_tail_call();
+}
+
+/// An empty `asm!` statement, placed after each call of [`wipe_below`] so that the call is not
+/// the caller's last instruction.
+///
+/// IMPLEMENTATION NOTE (session 8): the wipe covers the stack below the frame it is called
+/// from, where the kernel the same function just called kept its spill slots. As the last
+/// call of a dispatching function, LLVM emitted it as a tail jump (`jmp wipe_below`, 30-odd
+/// of them in the `aesx` binary), which pops the dispatcher's frame first: the wipe then ran
+/// from the dispatcher's caller, as much higher as the dispatcher's frame is large, and missed
+/// the kernel's deepest bytes. `tests/residue.rs` found the last round key of AES-256 left by
+/// `gcm_aesni::open` (called from `backend::gcm_open`, a 992-byte frame, from
+/// `GcmDecryptor::update`) once an unrelated change moved the layout; without the jump the
+/// wipe runs where it was meant to.
+#[inline(always)]
+fn not_a_tail_call() {
+    // SAFETY: an empty assembly statement: no instruction, no register, no memory. Not
+    // `pure`, so it stays after the call.
+    unsafe { core::arch::asm!("", options(nostack, nomem, preserves_flags)) }
 }
 
 /// Bytes of stack [`wipe_stack_xy`] clears after the `aesni` and `vaes256` ECB/CBC/CTR
@@ -1173,6 +1193,7 @@ pub(crate) const WIPE_XY: usize = 1280;
 #[inline(always)]
 pub(crate) fn wipe_stack_xy() {
     wipe_below::<{ WIPE_XY / 16 }>();
+    not_a_tail_call();
 }
 
 /// Bytes of stack [`wipe_stack_gcm`] clears: more than the deepest stack any GCM kernel
@@ -1191,6 +1212,7 @@ pub(crate) const GCM_WIPE: usize = 768;
 #[inline(always)]
 pub(crate) fn wipe_stack_gcm() {
     wipe_below::<{ GCM_WIPE / 16 }>();
+    not_a_tail_call();
 }
 
 /// `pxor xmmN, xmmN` for each register number listed (asm text).
