@@ -279,10 +279,10 @@ fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
                     k4.cbc_decrypt(&iv16(iv), out).map_err(|e| format!("{e}"))
                 },
             ));
-            // Up to twelve blocks take the small-message paths of the hardware backends
-            // (`aesni::decrypt4` up to four, `decrypt12` from nine), which the 85-block case
-            // never reaches.
-            for small in [3, 9] {
+            // Up to 20 blocks take the small-message paths of the hardware backends
+            // (`aesni::decrypt4` up to four, `decrypt12` from nine, chunks of twelve from 13),
+            // which the 85-block case never reaches.
+            for small in [3, 9, 17] {
                 let k5 = k5.clone();
                 v.push(Case::new(
                     format!("cbc-decrypt-{small}blk-{bits}"),
@@ -354,10 +354,10 @@ fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
                     .map_err(|e| format!("{e}"))
             },
         ));
-        // Up to twelve blocks: the small-message paths of the hardware backends
-        // (`aesni::decrypt4` up to four, `decrypt12` from nine; AESIMC of each round key on
-        // the fly).
-        for small in [3, 9] {
+        // Up to 20 blocks: the small-message paths of the hardware backends
+        // (`aesni::decrypt4` up to four, `decrypt12` from nine, chunks of twelve from 13;
+        // AESIMC of each round key on the fly).
+        for small in [3, 9, 17] {
             v.push(Case::new(
                 format!("cbc-decrypt-{small}blk-{bits}"),
                 kl + 16 + 16 * small,

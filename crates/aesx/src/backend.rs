@@ -442,7 +442,7 @@ impl Boxed {
 /// Declares one dispatching function per kernel; the match is written once, here.
 ///
 /// `small f`: on the hardware layout, `aesni::f` first gets the call and returns true if it
-/// handled it (up to twelve blocks, in inline assembly that keeps round keys off the stack
+/// handled it (up to 12-24 blocks, in inline assembly that keeps round keys off the stack
 /// and zeroes the one register that held a derived key: no stack wipe follows; see
 /// `aesni::ctr_small`, `aesni::decrypt4`). `nostack f`: the same
 /// for `aesni::f(backend, ..)`, which decides by backend and length whether it runs the call
@@ -498,8 +498,8 @@ dispatch! {
 
 /// `dst = src ^ (E(ctr) || E(ctr+1) || ...)`, whole blocks, `src.len() == dst.len()`: the
 /// buffer-to-buffer form of [`ctr_xor`]. `aesni` and `vaes256` read `src` and write `dst` in
-/// one pass (`vaes::ctr_asm`); the other backends, and messages of up to twelve blocks (the
-/// `aesni::ctr_small` path, which needs no stack wipe), copy and run in place.
+/// one pass (`vaes::ctr_asm`); the other backends, and messages of up to twelve blocks (in
+/// place, `aesni::ctr_small` runs them with no stack wipe), copy and run in place.
 #[inline]
 pub(crate) fn ctr_xor_b2b(backend: Backend, keys: &Keys, ctr: u128, src: &[u8], dst: &mut [u8]) {
     debug_assert_eq!(src.len(), dst.len());
@@ -1143,7 +1143,7 @@ mod tests {
     /// No vector register holds a round key (of the encryption schedule or the equivalent
     /// inverse cipher's, AESIMC of it) when a kernel returns, on every hardware backend this
     /// CPU has: the kernels wholly in inline assembly (`aesni` ECB and CBC decryption from 12
-    /// blocks; CTR, ECB both ways and CBC decryption of up to twelve blocks) zero the register
+    /// blocks; CTR, ECB both ways and CBC decryption of up to 12-24 blocks) zero the register
     /// that held one; the compiled kernels are followed by `aesni::wipe_stack*`, which zeroes
     /// xmm0-15 (zmm16-31 of `vaes512` are not covered: see `wipe_below`). Reads xmm0-15 only.
     #[cfg(target_arch = "x86_64")]

@@ -1299,7 +1299,7 @@ fn wipe_below<const B: usize>() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Small messages: up to twelve blocks, keys never leave the schedule.
+// Small messages: up to 12-24 blocks, keys never leave the schedule.
 //
 // IMPLEMENTATION NOTE (issue 13 small messages, issue 14.2 key residue): the kernels above are
 // compiled code; LLVM may spill a round key to their stack frame, so every call is followed by
@@ -1315,9 +1315,11 @@ fn wipe_below<const B: usize>() {
 // Decryption ([`decrypt4`], since session 7) needs the equivalent inverse cipher's round keys:
 // each is AESIMC'd from the encryption schedule into xmm4 right before its round instead. Legacy SSE memory operands must be
 // 16-byte aligned: the schedule is (`repr(C, align(16))`). Since session 8 the same kernels
-// exist for eight and twelve blocks (`small_ciphers!`), called out of line for five to twelve
-// blocks: the compiled kernels and their wipe cost more than eight or twelve AES chains side
-// by side (README, issue 19, "5-12 blocks"). Encryption used to take each round key as a
+// exist for eight and twelve blocks (`small_ciphers!`), called out of line from five blocks,
+// in chunks of twelve (up to 12 blocks for ECB encryption, 20 for decryption, 24 for CTR,
+// where each measured ahead): the compiled kernels and their wipe cost more than eight or
+// twelve AES chains side by side (README, issue 19: "Messages of 5 to 12 blocks", "13 to 24
+// blocks"). Encryption used to take each round key as a
 // memory operand of AESENC (`aesenc xmm0, [key + 16*i]`, no key register at all); with eight
 // and twelve blocks that ran at 0.82-0.87x RustCrypto on Zen 3 (80-144 B, AES-128), with the
 // key loaded once per round into a register 0.98-1.09x, and no slower for four blocks.
@@ -1325,10 +1327,21 @@ fn wipe_below<const B: usize>() {
 // two AES units keep eight or twelve chains at the latency of one; on Intel's one unit up to
 // three unused lanes add up to 30-39 AESENCs, still less than the wipe they replace.
 
-/// Most blocks handled by [`ctr_small`], [`encrypt_small`], [`decrypt_small`] and
-/// [`cbc_decrypt_small`]: up to four in four registers (inline into the caller), up to eight
-/// or twelve in eight or twelve (one call out of line, [`ctr_mid`], [`ecb_mid`], [`cbc_mid`]).
+/// Most blocks [`encrypt_small`] handles, and one chunk of the others: up to four in four
+/// registers (inline into the caller), up to eight or twelve in eight or twelve (out of line,
+/// [`ecb_mid`]). Beyond twelve, encryption is faster in the `aesni` twelve-register loop and
+/// the `vaes256` ymm kernels (README, issue 19, "13 to 24 blocks").
 pub(crate) const SMALL_BLOCKS: usize = 12;
+
+/// Most blocks [`ctr_small`] handles, in chunks of twelve ([`ctr_mid`]): faster than the
+/// compiled kernels and their stack wipe up to 24 blocks on both `aesni` and `vaes256` (Zen 3;
+/// behind on `aesni` at 32).
+const CTR_SMALL_BLOCKS: usize = 24;
+
+/// Most blocks [`decrypt_small`] and [`cbc_decrypt_small`] handle, in chunks of twelve: the
+/// other decryption paths derive and zero the whole decryption schedule per call, which keeps
+/// the chunks ahead up to 20 blocks (Zen 3; level at 24).
+const DEC_SMALL_BLOCKS: usize = 20;
 
 /// The round structure shared by every key size around `$round!(i; ARGS)` (asm text): rounds
 /// 1-9, then 10-11 unless `{nr}` is 10, then 12-13 unless it is 12.
@@ -1493,25 +1506,29 @@ fn ctr_lanes_xor<const N: usize>(
     }
 }
 
-/// CTR for a message of at most [`SMALL_BLOCKS`] whole blocks; false (nothing done) for a
-/// longer one. No stack wipe is needed after it (see above).
+/// CTR for a message of at most [`CTR_SMALL_BLOCKS`] whole blocks; false (nothing done) for
+/// a longer one. No stack wipe is needed after it (see above).
 #[inline(always)]
 pub(crate) fn ctr_small(k: &Keys, c: u128, buf: &mut [u8]) -> bool {
     match buf.len() / 16 {
         0..=4 => ctr_lanes_xor(k, c, buf, encrypt4),
-        5..=SMALL_BLOCKS => ctr_mid(k, c, buf),
+        5..=CTR_SMALL_BLOCKS => ctr_mid(k, c, buf),
         _ => return false,
     }
     true
 }
 
-/// [`ctr_small`] of five to twelve blocks, out of line (the four-block path is what inlines).
+/// [`ctr_small`] of five blocks or more, out of line (the four-block path is what inlines): in
+/// chunks of twelve, each in the fewest of 4, 8 or 12 registers that hold it.
 #[inline(never)]
 fn ctr_mid(k: &Keys, c: u128, buf: &mut [u8]) {
-    if buf.len() <= 16 * 8 {
-        ctr_lanes_xor(k, c, buf, encrypt8)
-    } else {
-        ctr_lanes_xor(k, c, buf, encrypt12)
+    for (i, buf) in buf.chunks_mut(16 * 12).enumerate() {
+        let c = c.wrapping_add(12 * i as u128);
+        match buf.len() / 16 {
+            0..=4 => ctr_lanes_xor(k, c, buf, encrypt4),
+            5..=8 => ctr_lanes_xor(k, c, buf, encrypt8),
+            _ => ctr_lanes_xor(k, c, buf, encrypt12),
+        }
     }
 }
 
@@ -1528,15 +1545,20 @@ fn ecb_lanes<const N: usize>(
     }
 }
 
-/// ECB of five to twelve blocks, out of line: encryption ([`encrypt8`], [`encrypt12`]) or
-/// decryption ([`decrypt8`], [`decrypt12`]).
+/// ECB of five blocks or more, out of line, in chunks as [`ctr_mid`]: encryption
+/// ([`encrypt4`], [`encrypt8`], [`encrypt12`]) or decryption ([`decrypt4`], [`decrypt8`],
+/// [`decrypt12`]).
 #[inline(never)]
 fn ecb_mid(k: &Keys, buf: &mut [u8], decrypt: bool) {
-    match (buf.len() <= 16 * 8, decrypt) {
-        (true, false) => ecb_lanes(k, buf, encrypt8),
-        (true, true) => ecb_lanes(k, buf, decrypt8),
-        (false, false) => ecb_lanes(k, buf, encrypt12),
-        (false, true) => ecb_lanes(k, buf, decrypt12),
+    for buf in buf.chunks_mut(16 * 12) {
+        match (buf.len() / 16, decrypt) {
+            (0..=4, false) => ecb_lanes(k, buf, encrypt4),
+            (0..=4, true) => ecb_lanes(k, buf, decrypt4),
+            (5..=8, false) => ecb_lanes(k, buf, encrypt8),
+            (5..=8, true) => ecb_lanes(k, buf, decrypt8),
+            (_, false) => ecb_lanes(k, buf, encrypt12),
+            (_, true) => ecb_lanes(k, buf, decrypt12),
+        }
     }
 }
 
@@ -1551,12 +1573,12 @@ pub(crate) fn encrypt_small(k: &Keys, buf: &mut [u8]) -> bool {
     true
 }
 
-/// ECB decryption of at most [`SMALL_BLOCKS`] whole blocks; false (nothing done) for more.
+/// ECB decryption of at most [`DEC_SMALL_BLOCKS`] whole blocks; false (nothing done) for more.
 #[inline(always)]
 pub(crate) fn decrypt_small(k: &Keys, buf: &mut [u8]) -> bool {
     match buf.len() / 16 {
         0..=4 => ecb_lanes(k, buf, decrypt4),
-        5..=SMALL_BLOCKS => ecb_mid(k, buf, true),
+        5..=DEC_SMALL_BLOCKS => ecb_mid(k, buf, true),
         _ => return false,
     }
     true
@@ -1586,22 +1608,26 @@ fn cbc_lanes<const N: usize>(
     store(iv, prev);
 }
 
-/// [`cbc_lanes`] of five to twelve blocks, out of line.
+/// CBC decryption of five blocks or more, out of line, in chunks as [`ctr_mid`] (each chunk
+/// chains from the last ciphertext block of the one before, kept in `iv`).
 #[inline(never)]
 fn cbc_mid(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
-    if buf.len() <= 16 * 8 {
-        cbc_lanes(k, iv, buf, decrypt8)
-    } else {
-        cbc_lanes(k, iv, buf, decrypt12)
+    for buf in buf.chunks_mut(16 * 12) {
+        match buf.len() / 16 {
+            0..=4 => cbc_lanes(k, iv, buf, decrypt4),
+            5..=8 => cbc_lanes(k, iv, buf, decrypt8),
+            _ => cbc_lanes(k, iv, buf, decrypt12),
+        }
     }
 }
 
-/// CBC decryption of at most [`SMALL_BLOCKS`] whole blocks; false (nothing done) for more.
+/// CBC decryption of at most [`DEC_SMALL_BLOCKS`] whole blocks; false (nothing done) for
+/// more.
 #[inline(always)]
 pub(crate) fn cbc_decrypt_small(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) -> bool {
     match buf.len() / 16 {
         0..=4 => cbc_lanes(k, iv, buf, decrypt4),
-        5..=SMALL_BLOCKS => cbc_mid(k, iv, buf),
+        5..=DEC_SMALL_BLOCKS => cbc_mid(k, iv, buf),
         _ => return false,
     }
     true
