@@ -58,15 +58,17 @@
 //!
 //! | AES backend | GHASH | fused kernel |
 //! |---|---|---|
+//! | vaes512 with VPCLMULQDQ | [`vaes::gcm`]: H^16..H^1, zmm in the fused kernel (schoolbook), ymm for long AAD, [`clmul`] for short inputs | [`vaes::gcm`] (zmm): 16 blocks per iteration; short messages as below |
 //! | vaes256 with VPCLMULQDQ | [`vaes::gcm`]: H^16..H^1 on ymm, Karatsuba (+ [`clmul`] for short inputs) | [`vaes::gcm`] (ymm): 16 blocks per iteration; messages up to [`SMALL_MSG`] on [`gcm_aesni::small`] |
-//! | aesni, vaes512 (and vaes256 without VPCLMULQDQ) with PCLMULQDQ | [`clmul`]: H^8..H^1, Karatsuba | [`gcm_aesni`]: 8 blocks per iteration |
+//! | aesni (and vaes256/vaes512 without VPCLMULQDQ) with PCLMULQDQ | [`clmul`]: H^8..H^1, Karatsuba | [`gcm_aesni`]: 8 blocks per iteration |
 //! | soft, vpaes (or any backend without PCLMULQDQ), CPU with AVX2 | [`ghash_avx2`]: ctmul on 32-bit limbs, 4 lanes | generic: ECB of counter blocks + GHASH, 32 blocks at a time |
 //! | the same without AVX2 | [`ghash_soft`]: ctmul, 64-bit (`mulx` asm with BMI2) | generic |
 //!
-//! IMPLEMENTATION NOTE (vaes512): the zmm instantiation of [`vaes::gcm`] (`vaes::zmm::gcm_*`,
-//! same `GhashKey::Vclmul` layout) is compiled and tested where AVX-512 exists but not
-//! dispatched: no AVX-512 machine has run it yet. Enabling it is one condition in
-//! `GhashKey::empty` and a width choice in the `Vclmul` arms below.
+//! IMPLEMENTATION NOTE (vaes512, session 9): until an AVX-512 machine had run the zmm
+//! instantiation of [`vaes::gcm`], `vaes512` paired with the xmm kernel ([`gcm_aesni`]). On
+//! an Intel AVX-512 guest its tests passed and it sealed 16 KiB at 2.5x that kernel (AES-128
+//! 19.3 GB/s against 7.7; README, "AES-GCM"), so it is dispatched: `GhashKey::Vclmul` for
+//! `vaes512` too, the width chosen by backend in `vclmul_seal_open`.
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod aesni;
@@ -470,7 +472,8 @@ macro_rules! dispatch {
                     match backend {
                         Backend::Vaes512 => {
                             vaes512::$name(k, $($arg),*);
-                            aesni::wipe_stack();
+                            // SAFETY: AVX-512F (the vaes512 backend runs only with it).
+                            unsafe { aesni::wipe_stack_zmm() };
                         }
                         Backend::Vaes256 => {
                             vaes256::$name(k, $($arg),*);
@@ -536,10 +539,11 @@ pub(crate) enum GhashKey {
     /// Integer-multiply GHASH on AVX2 lanes (soft/vpaes on CPUs with AVX2).
     #[cfg(target_arch = "x86_64")]
     Avx2(Big<ghash_avx2::Key>),
-    /// PCLMULQDQ on xmm (aesni, and vaes512 until its fused zmm kernel is dispatched).
+    /// PCLMULQDQ on xmm (aesni; vaes256/vaes512 on a CPU without VPCLMULQDQ).
     #[cfg(target_arch = "x86_64")]
     Clmul(clmul::Key),
-    /// VPCLMULQDQ with H^16..H^1 (vaes256: the fused ymm kernel of [`vaes::gcm`]); carries
+    /// VPCLMULQDQ with H^16..H^1 (vaes256/vaes512: the fused ymm/zmm kernel of
+    /// [`vaes::gcm`]); carries
     /// the xmm key too, for short messages and short AAD.
     #[cfg(target_arch = "x86_64")]
     Vclmul(vaes::gcm::Key),
@@ -614,9 +618,10 @@ impl GhashKey {
     pub(crate) fn empty(backend: Backend) -> GhashKey {
         let plan = plan();
         // The fused VAES kernel's safety rests on this check: a `Vclmul` key exists only where
-        // the vaes256 backend (AVX2, VAES, AES-NI, SSE4.2) and VPCLMULQDQ + PCLMULQDQ run.
+        // the vaes256 backend (AVX2, VAES, AES-NI, SSE4.2) and VPCLMULQDQ + PCLMULQDQ run
+        // (and, for the zmm kernel, the vaes512 backend: AVX-512F/BW/VL as well).
         #[cfg(target_arch = "x86_64")]
-        if backend == Backend::Vaes256 && plan.vclmul() {
+        if matches!(backend, Backend::Vaes256 | Backend::Vaes512) && plan.vclmul() {
             return GhashKey::Vclmul(vaes::gcm::Key::ZERO);
         }
         #[cfg(target_arch = "x86_64")]
@@ -735,13 +740,47 @@ pub(crate) fn gcm_seal(
             if !aad.is_empty() {
                 ghash_vclmul(h, acc, aad);
             }
-            vaes::ymm::gcm_seal(k, h, ctr, acc, buf);
+            vclmul_seal_open(backend, k, h, ctr, acc, buf, true);
             aesni::wipe_stack_gcm();
         }
         _ => {
             ghash(gk, acc, aad);
             generic_gcm::<true>(backend, keys, gk, ctr, acc, buf)
         }
+    }
+}
+
+/// The fused VAES + VPCLMULQDQ kernel of [`vaes::gcm`] at the backend's width (zmm on
+/// `vaes512`, ymm on `vaes256`), whole blocks, no stack wipe (the caller wipes).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn vclmul_seal_open(
+    backend: Backend,
+    k: &aesni::Keys,
+    h: &vaes::gcm::Key,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    buf: &mut [u8],
+    seal: bool,
+) {
+    if backend == Backend::Vaes512 {
+        // SAFETY: a `Vclmul` key exists only where VPCLMULQDQ and PCLMULQDQ run
+        // (`GhashKey::empty`), and the `vaes512` backend only where AVX-512F/BW/VL, VAES,
+        // AES-NI, AVX2 and SSE4.2 do (`Backend::is_available`).
+        unsafe {
+            if seal {
+                vaes::zmm::gcm_seal(k, h, ctr, acc, buf)
+            } else {
+                vaes::zmm::gcm_open(k, h, ctr, acc, buf)
+            }
+            // Round keys and key powers in the registers VZEROALL (in the caller's wipe) does
+            // not reach.
+            aesni::zero_zmm16_31();
+        }
+    } else if seal {
+        vaes::ymm::gcm_seal(k, h, ctr, acc, buf)
+    } else {
+        vaes::ymm::gcm_open(k, h, ctr, acc, buf)
     }
 }
 
@@ -783,7 +822,7 @@ pub(crate) fn gcm_open(
             if !aad.is_empty() {
                 ghash_vclmul(h, acc, aad);
             }
-            vaes::ymm::gcm_open(k, h, ctr, acc, buf);
+            vclmul_seal_open(backend, k, h, ctr, acc, buf, false);
             aesni::wipe_stack_gcm();
         }
         _ => {
@@ -964,11 +1003,7 @@ pub(crate) fn gcm_oneshot(
                 if !aad.is_empty() {
                     ghash_vclmul(h, acc, aad);
                 }
-                if seal {
-                    vaes::ymm::gcm_seal(k, h, ctr, acc, body);
-                } else {
-                    vaes::ymm::gcm_open(k, h, ctr, acc, body);
-                }
+                vclmul_seal_open(backend, k, h, ctr, acc, body, seal);
                 Some(gcm_aesni::finish(
                     k, &h.xmm, j0, ctr_tail, *acc, tail, len, lengths, seal,
                 ))
@@ -1106,14 +1141,18 @@ mod tests {
                 options(nostack, nomem, preserves_flags),
             )
         };
+        if Backend::Vaes512.is_available() {
+            // SAFETY: AVX-512F (the vaes512 backend runs here).
+            unsafe { aesni::zero_zmm16_31() };
+        }
     }
 
-    /// xmm0-xmm15 as they are now (call right after the code under test; nothing between
+    /// xmm0-xmm15, and xmm16-31 where AVX-512 exists (zero elsewhere), as they are now (call right after the code under test; nothing between
     /// them touches a vector register, so what the kernel left is still there).
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn xmm_registers() -> [[u8; 16]; 16] {
-        let mut r = [[0u8; 16]; 16];
+    fn xmm_registers() -> [[u8; 16]; 32] {
+        let mut r = [[0u8; 16]; 32];
         // SAFETY: 16 stores of 16 bytes into `r` (256 bytes); SSE2 is baseline.
         unsafe {
             core::arch::asm!(
@@ -1137,6 +1176,33 @@ mod tests {
                 options(nostack, preserves_flags),
             )
         };
+        if Backend::Vaes512.is_available() {
+            // SAFETY: AVX-512F (the vaes512 backend runs here); 16 stores of 16 bytes into the
+            // upper half of `r`. This test build does not enable AVX-512, so LLVM holds
+            // nothing in xmm16-31 (reading them changes nothing).
+            unsafe {
+                core::arch::asm!(
+                    "vmovdqu64 xmmword ptr [{p}], xmm16",
+                    "vmovdqu64 xmmword ptr [{p} + 16], xmm17",
+                    "vmovdqu64 xmmword ptr [{p} + 32], xmm18",
+                    "vmovdqu64 xmmword ptr [{p} + 48], xmm19",
+                    "vmovdqu64 xmmword ptr [{p} + 64], xmm20",
+                    "vmovdqu64 xmmword ptr [{p} + 80], xmm21",
+                    "vmovdqu64 xmmword ptr [{p} + 96], xmm22",
+                    "vmovdqu64 xmmword ptr [{p} + 112], xmm23",
+                    "vmovdqu64 xmmword ptr [{p} + 128], xmm24",
+                    "vmovdqu64 xmmword ptr [{p} + 144], xmm25",
+                    "vmovdqu64 xmmword ptr [{p} + 160], xmm26",
+                    "vmovdqu64 xmmword ptr [{p} + 176], xmm27",
+                    "vmovdqu64 xmmword ptr [{p} + 192], xmm28",
+                    "vmovdqu64 xmmword ptr [{p} + 208], xmm29",
+                    "vmovdqu64 xmmword ptr [{p} + 224], xmm30",
+                    "vmovdqu64 xmmword ptr [{p} + 240], xmm31",
+                    p = in(reg) r[16..].as_mut_ptr(),
+                    options(nostack, preserves_flags),
+                )
+            };
+        }
         r
     }
 
@@ -1145,11 +1211,13 @@ mod tests {
     /// CPU has: the kernels wholly in inline assembly (`aesni` ECB and CBC decryption from 12
     /// blocks; CTR, ECB both ways and CBC decryption of up to 12-24 blocks) zero the register
     /// that held one; the compiled kernels are followed by `aesni::wipe_stack*`, which zeroes
-    /// xmm0-15 (zmm16-31 of `vaes512` are not covered: see `wipe_below`). Reads xmm0-15 only.
+    /// xmm0-15 and, where `vaes512` runs, zmm16-31 (`wipe_below`). The GCM kernels too (round
+    /// keys and GHASH key powers). Reads the low 128 bits of each register: a broadcast key
+    /// or a register of powers has one there.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn kernels_leave_no_round_key_in_registers() {
-        type Call<'a> = dyn Fn(&mut [u8], &mut [u8; 16]) -> [[u8; 16]; 16] + 'a;
+        type Call<'a> = dyn Fn(&mut [u8], &mut [u8; 16]) -> [[u8; 16]; 32] + 'a;
         let hw = [Backend::Aesni, Backend::Vaes256, Backend::Vaes512];
         for b in hw.into_iter().filter(|b| b.is_available()) {
             for kl in [16, 24, 32] {
@@ -1178,10 +1246,24 @@ mod tests {
                     }
                     round_keys.push(imc);
                 }
+                let gk = GhashKey::new(bk, keys);
+                if let GhashKey::Vclmul(v) = &gk {
+                    round_keys.extend_from_slice(&v.powers());
+                }
                 for blocks in [1, 2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 17, 21, 24, 35, 100] {
                     let mut buf = data(16 * blocks, 5);
                     let mut iv = [9u8; 16];
-                    let calls: [(&str, &Call<'_>); 5] = [
+                    let calls: [(&str, &Call<'_>); 7] = [
+                        ("gcm-seal", &|b, _| {
+                            clear_xmm_registers();
+                            gcm_seal(bk, keys, &gk, &[3; 16], &mut 5, &[], b);
+                            xmm_registers()
+                        }),
+                        ("gcm-open", &|b, _| {
+                            clear_xmm_registers();
+                            gcm_open(bk, keys, &gk, &[3; 16], &mut 5, &[], b);
+                            xmm_registers()
+                        }),
                         ("ctr", &|b, _| {
                             clear_xmm_registers();
                             ctr_xor(bk, keys, u128::MAX - 5, b);
@@ -1213,7 +1295,7 @@ mod tests {
                         for (i, r) in regs.iter().enumerate() {
                             assert!(
                                 !round_keys.contains(r),
-                                "{b} {name} key={kl} blocks={blocks}: xmm{i} holds a round key"
+                                "{b} {name} key={kl} blocks={blocks}: xmm{i} holds a round key or key power"
                             );
                         }
                     }
@@ -1400,7 +1482,7 @@ mod stack_depth {
     fn deepest(f: &dyn Fn(&Keys, &GhashKey, &mut [u8])) -> usize {
         let mut most = 0;
         for kl in [16, 24, 32] {
-            for b in [Backend::Aesni, Backend::Vaes256] {
+            for b in [Backend::Aesni, Backend::Vaes256, Backend::Vaes512] {
                 if !b.is_available() {
                     continue;
                 }
@@ -1457,6 +1539,26 @@ mod stack_depth {
                 vaes256::ctr_xor_b2b(k, 5, src, buf);
             }
         });
+        // The zmm kernels of `vaes512`, followed by the full wipe.
+        let zmm_kernels = deepest(&|k, _, buf| {
+            if !Backend::Vaes512.is_available() {
+                return;
+            }
+            let Keys::Hw(k) = k else { unreachable!() };
+            let mut iv = [1u8; 16];
+            vaes512::encrypt_blocks(k, buf);
+            vaes512::decrypt_blocks(k, buf);
+            vaes512::cbc_decrypt(k, &mut iv, buf);
+            vaes512::ctr_xor(k, 5, buf);
+        });
+        std::eprintln!(
+            "stack depth of the vaes512 kernels: {zmm_kernels} B (wipe {})",
+            aesni::WIPE
+        );
+        assert!(
+            zmm_kernels + SLACK <= aesni::WIPE,
+            "vaes512 kernels {zmm_kernels} B deep"
+        );
         // Each GCM kernel on its own (the deepest decides the wipe).
         fn xmm(g: &GhashKey) -> &clmul::Key {
             match g {
@@ -1472,7 +1574,23 @@ mod stack_depth {
         let lengths = [9u8; 16];
         let aad = [4u8; 32];
         type Kernel<'a> = (&'a str, &'a dyn Fn(&Keys, &GhashKey, &mut [u8]));
-        let gcm: [Kernel; 7] = [
+        let gcm: [Kernel; 9] = [
+            ("vaes zmm seal/open", &|k, g, buf| {
+                if let (GhashKey::Vclmul(v), true) = (g, Backend::Vaes512.is_available()) {
+                    let (k, mut acc) = (hw(k), 1u128);
+                    // SAFETY: AVX-512 + VAES (checked above); VPCLMULQDQ (a `Vclmul` key).
+                    unsafe {
+                        vaes::zmm::gcm_seal(k, v, &ctr, &mut acc, buf);
+                        vaes::zmm::gcm_open(k, v, &ctr, &mut acc, buf);
+                    }
+                }
+            }),
+            ("vaes zmm ghash", &|_, g, buf| {
+                if let (GhashKey::Vclmul(v), true) = (g, Backend::Vaes512.is_available()) {
+                    // SAFETY: as above.
+                    unsafe { vaes::zmm::ghash(v, &mut 1u128, buf) };
+                }
+            }),
             ("vaes ymm seal/open", &|k, g, buf| {
                 if let GhashKey::Vclmul(v) = g {
                     let (k, mut acc) = (hw(k), 1u128);

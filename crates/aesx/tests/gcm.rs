@@ -728,15 +728,16 @@ fn keys_and_debug() {
     let f = aesx::cpu::features();
     for b in backends() {
         let g = AesGcm::with_backend(&[1u8; 16], b).unwrap();
-        let want = if b == Backend::Vaes256 && f.vpclmulqdq && f.pclmulqdq {
-            "vclmul"
-        } else if !matches!(b, Backend::Soft | Backend::Vpaes) && f.pclmulqdq {
-            "clmul"
-        } else if f.avx2 {
-            "avx2"
-        } else {
-            "soft"
-        };
+        let want =
+            if matches!(b, Backend::Vaes256 | Backend::Vaes512) && f.vpclmulqdq && f.pclmulqdq {
+                "vclmul"
+            } else if !matches!(b, Backend::Soft | Backend::Vpaes) && f.pclmulqdq {
+                "clmul"
+            } else if f.avx2 {
+                "avx2"
+            } else {
+                "soft"
+            };
         assert_eq!(g.ghash_kernel(), want, "{b}");
     }
     // A key is shareable across threads.

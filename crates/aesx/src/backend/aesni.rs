@@ -1147,7 +1147,8 @@ unsafe fn qword_dup(q: &u64) -> __m128i {
 }
 
 /// Bytes of stack [`wipe_stack`] clears after the `vaes512` kernels (zmm, not measurable on
-/// a machine without AVX-512) and after building a GHASH key.
+/// a machine without AVX-512 when it was set; measured since: at most 1424 B on an Intel
+/// AVX-512 guest, `backend::stack_depth`) and after building a GHASH key.
 pub(crate) const WIPE: usize = 1536;
 
 /// Overwrites with zeros the `WIPE` bytes of stack below the caller's frame, where the kernel
@@ -1159,6 +1160,17 @@ pub(crate) const WIPE: usize = 1536;
 pub(crate) fn wipe_stack() {
     wipe_below::<{ WIPE / 16 }>();
     not_a_tail_call();
+}
+
+/// [`wipe_stack`] after the zmm kernels of `vaes512`, which also zeroes zmm16-31.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[inline(always)]
+pub(crate) unsafe fn wipe_stack_zmm() {
+    // SAFETY: the caller's check.
+    unsafe { zero_zmm16_31() };
+    wipe_stack();
 }
 
 /// An empty `asm!` statement, placed after each call of [`wipe_below`] so that the call is not
@@ -1232,8 +1244,9 @@ macro_rules! zero_xmm {
 /// the kernel saves into a signal frame on the user stack if a signal arrives meanwhile
 /// (`backend::tests::kernels_leave_no_round_key_in_registers` found a round key in xmm2 after
 /// a 13-block CTR call on `aesni`). With AVX one VZEROALL clears ymm0-15; without, sixteen
-/// PXOR zeroing idioms. zmm16-31 (AVX-512; the `vaes512` kernels use them) are not cleared:
-/// no machine here has AVX-512 to test it on.
+/// PXOR zeroing idioms. zmm16-31, where the zmm kernels keep round keys and key powers and
+/// which VZEROALL does not touch, are zeroed by [`wipe_stack_zmm`] and after the zmm GCM
+/// kernel ([`zero_zmm16_31`]), not here: the xmm and ymm kernels never use them.
 ///
 /// IMPLEMENTATION NOTE: fifteen VEX `vpxor xmmN, xmmN, xmmN` and a VZEROUPPER (what zeroes
 /// the same registers in the obvious way) made every ECB, CTR and CBC call 12-14 ns slower on
@@ -1296,6 +1309,45 @@ fn wipe_below<const B: usize>() {
         };
     }
     core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+}
+
+/// `vpxord xmmN, xmmN, xmmN` (EVEX: zeroes all of zmmN) for each register number listed.
+macro_rules! zero_zmm {
+    ($($n:literal)*) => {
+        concat!($("vpxord xmm", $n, ", xmm", $n, ", xmm", $n, "\n",)*)
+    };
+}
+
+/// Zeroes zmm16-31.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[inline(always)]
+pub(crate) unsafe fn zero_zmm16_31() {
+    // SAFETY (both): register zeroing only, on a CPU with AVX-512F (the caller's check).
+    // Where this build enables AVX-512F, LLVM may allocate xmm16-31: they are declared
+    // clobbered. Elsewhere it never allocates them (and cannot name them as operands); they
+    // are caller-saved in the SysV ABI and the callers run this right after the call of a
+    // non-inlined zmm kernel, so nothing of theirs lives in them.
+    #[cfg(target_feature = "avx512f")]
+    unsafe {
+        core::arch::asm!(
+            zero_zmm!("16" "17" "18" "19" "20" "21" "22" "23" "24" "25" "26" "27" "28" "29" "30" "31"),
+            out("xmm16") _, out("xmm17") _, out("xmm18") _, out("xmm19") _,
+            out("xmm20") _, out("xmm21") _, out("xmm22") _, out("xmm23") _,
+            out("xmm24") _, out("xmm25") _, out("xmm26") _, out("xmm27") _,
+            out("xmm28") _, out("xmm29") _, out("xmm30") _, out("xmm31") _,
+            options(nostack, nomem, preserves_flags),
+        )
+    };
+    #[cfg(not(target_feature = "avx512f"))]
+    // SAFETY: as above.
+    unsafe {
+        core::arch::asm!(
+            zero_zmm!("16" "17" "18" "19" "20" "21" "22" "23" "24" "25" "26" "27" "28" "29" "30" "31"),
+            options(nostack, nomem, preserves_flags),
+        )
+    };
 }
 
 // ---------------------------------------------------------------------------------------------

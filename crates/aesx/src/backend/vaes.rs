@@ -6,9 +6,9 @@
 //!
 //! Dispatch: `Backend::Vaes256` runs the ymm instantiation (`vaes256.rs`; measured on Zen 3, where
 //! it replaced a separate ymm source that was 5-100% slower, README).
-//! `Backend::Vaes512` still runs `vaes512.rs`, the zmm kernels tested and tuned on Zen 4; the zmm
-//! instantiation here is compiled and tested where AVX-512 exists (its tests skip elsewhere)
-//! and replaces `vaes512.rs` once an AVX-512 machine has checked its speed.
+//! `Backend::Vaes512` runs the zmm instantiation for GCM (session 9, Intel AVX-512 guest) and
+//! still `vaes512.rs` for ECB, CBC and CTR, the zmm kernels tested and tuned on Zen 4; the zmm
+//! instantiation of those is tested where AVX-512 exists (its tests skip elsewhere).
 //!
 //! Techniques (all widths): 8 vectors in flight per loop iteration (Zen 3 issues two ymm VAESENC
 //! a cycle with latency 4: 8 independent registers keep both units busy; the xmm ECB and
@@ -53,6 +53,11 @@ pub(crate) trait Vector: Copy {
     /// 16-byte blocks per register.
     const BLOCKS: usize;
     const BYTES: usize = 16 * Self::BLOCKS;
+    /// GHASH products by schoolbook (four multiplies, the middle terms summed with one
+    /// three-input XOR) and the reduction at full width before the lanes are folded, instead
+    /// of Karatsuba (three multiplies) and folding first: zmm, where the multiplier has room
+    /// and the vector logic does not (see [`gcm`], "Width", where it was measured).
+    const SCHOOLBOOK: bool = false;
 
     /// Unaligned load/store of a whole register at `p`.
     unsafe fn load(p: *const u8) -> Self;
@@ -90,6 +95,11 @@ pub(crate) trait Vector: Copy {
     unsafe fn xor(a: Self, b: Self) -> Self;
     /// `a ^ (b & c)` (one VPTERNLOGQ on zmm).
     unsafe fn xor_and(a: Self, b: Self, c: Self) -> Self;
+    /// `a ^ b ^ c` (one VPTERNLOGQ on zmm).
+    unsafe fn xor3(a: Self, b: Self, c: Self) -> Self {
+        // SAFETY: forwarded from the caller.
+        unsafe { Self::xor(a, Self::xor(b, c)) }
+    }
     unsafe fn aesenc(x: Self, k: Self) -> Self;
     unsafe fn aesenclast(x: Self, k: Self) -> Self;
     unsafe fn aesdec(x: Self, k: Self) -> Self;

@@ -220,7 +220,8 @@ impl AesGcm {
         &self.k.aes
     }
 
-    /// The GHASH kernel in use: "vclmul" (VPCLMULQDQ, the fused VAES kernel of `vaes256`),
+    /// The GHASH kernel in use: "vclmul" (VPCLMULQDQ, the fused VAES kernel of `vaes512` and
+    /// `vaes256`, on zmm and ymm),
     /// "clmul" (PCLMULQDQ), "avx2" (constant-time integer multiplies on AVX2 lanes) or "soft"
     /// (constant-time scalar integer multiplies).
     pub fn ghash_kernel(&self) -> &'static str {
