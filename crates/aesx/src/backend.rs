@@ -87,8 +87,6 @@ pub(crate) mod vaes;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod vaes256;
 #[cfg(target_arch = "x86_64")]
-pub(crate) mod vaes512;
-#[cfg(target_arch = "x86_64")]
 pub(crate) mod vpaes;
 
 use core::fmt;
@@ -471,7 +469,7 @@ macro_rules! dispatch {
                     })?
                     match backend {
                         Backend::Vaes512 => {
-                            vaes512::$name(k, $($arg),*);
+                            vaes::zmm::$name(k, $($arg),*);
                             // SAFETY: AVX-512F (the vaes512 backend runs only with it).
                             unsafe { aesni::wipe_stack_zmm() };
                         }
@@ -1539,24 +1537,24 @@ mod stack_depth {
                 vaes256::ctr_xor_b2b(k, 5, src, buf);
             }
         });
-        // The zmm kernels of `vaes512`, followed by the full wipe.
+        // The zmm kernels of `vaes512` (`aesni::wipe_stack_zmm`).
         let zmm_kernels = deepest(&|k, _, buf| {
             if !Backend::Vaes512.is_available() {
                 return;
             }
             let Keys::Hw(k) = k else { unreachable!() };
             let mut iv = [1u8; 16];
-            vaes512::encrypt_blocks(k, buf);
-            vaes512::decrypt_blocks(k, buf);
-            vaes512::cbc_decrypt(k, &mut iv, buf);
-            vaes512::ctr_xor(k, 5, buf);
+            vaes::zmm::encrypt_blocks(k, buf);
+            vaes::zmm::decrypt_blocks(k, buf);
+            vaes::zmm::cbc_decrypt(k, &mut iv, buf);
+            vaes::zmm::ctr_xor(k, 5, buf);
         });
         std::eprintln!(
             "stack depth of the vaes512 kernels: {zmm_kernels} B (wipe {})",
-            aesni::WIPE
+            aesni::WIPE_XY
         );
         assert!(
-            zmm_kernels + SLACK <= aesni::WIPE,
+            zmm_kernels + SLACK <= aesni::WIPE_XY,
             "vaes512 kernels {zmm_kernels} B deep"
         );
         // Each GCM kernel on its own (the deepest decides the wipe).

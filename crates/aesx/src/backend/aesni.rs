@@ -733,9 +733,11 @@ fn expand192(key: &[u8], rk: &mut [[u8; 16]; 15]) {
 // Block kernels. `NR` (10/12/14) is a const so the round loops unroll fully.
 
 /// The equivalent-inverse-cipher round keys for AESDEC, derived in registers:
-/// `[enc[NR], AESIMC(enc[NR-1]), ..., AESIMC(enc[1]), enc[0]]`.
+/// `[enc[NR], AESIMC(enc[NR-1]), ..., AESIMC(enc[1]), enc[0]]`. (The RustCrypto trait
+/// backend's; the kernels here derive theirs into a [`DecSchedule`].)
 #[inline]
 #[target_feature(enable = "aes,sse4.2")]
+#[cfg_attr(not(feature = "cipher"), allow(dead_code))]
 pub(crate) fn dec_keys<const NR: usize>(rk: &[[u8; 16]; 15]) -> [__m128i; 15] {
     let mut k = [_mm_setzero_si128(); 15];
     k[0] = load(&rk[NR]);
@@ -1146,9 +1148,8 @@ unsafe fn qword_dup(q: &u64) -> __m128i {
     v
 }
 
-/// Bytes of stack [`wipe_stack`] clears after the `vaes512` kernels (zmm, not measurable on
-/// a machine without AVX-512 when it was set; measured since: at most 1424 B on an Intel
-/// AVX-512 guest, `backend::stack_depth`) and after building a GHASH key.
+/// Bytes of stack [`wipe_stack`] clears after building a GHASH key (and, until session 9,
+/// after the `vaes512` kernels of the old zmm source, which measured 1424 B deep).
 pub(crate) const WIPE: usize = 1536;
 
 /// Overwrites with zeros the `WIPE` bytes of stack below the caller's frame, where the kernel
@@ -1162,7 +1163,8 @@ pub(crate) fn wipe_stack() {
     not_a_tail_call();
 }
 
-/// [`wipe_stack`] after the zmm kernels of `vaes512`, which also zeroes zmm16-31.
+/// The stack wipe after the zmm kernels of `vaes512` ([`WIPE_XY`] bytes: they write at most
+/// 1152 B, `backend::stack_depth`), which also zeroes zmm16-31.
 ///
 /// # Safety
 /// The CPU must have AVX-512F.
@@ -1170,7 +1172,7 @@ pub(crate) fn wipe_stack() {
 pub(crate) unsafe fn wipe_stack_zmm() {
     // SAFETY: the caller's check.
     unsafe { zero_zmm16_31() };
-    wipe_stack();
+    wipe_stack_xy();
 }
 
 /// An empty `asm!` statement, placed after each call of [`wipe_below`] so that the call is not
@@ -1197,8 +1199,8 @@ fn not_a_tail_call() {
 /// size and 0-100 blocks, the CTR kernels deepest: the asm loop's 384 bytes of counter slots
 /// share a frame with the tail kernel's selectors; 744 B before that loop;
 /// `backend::stack_depth::kernels_stay_within_their_wipes` fails if one comes within 64 bytes
-/// of this). The zmm kernels of `vaes512` cannot be measured here (no AVX-512) and keep the
-/// full [`WIPE`].
+/// of this). The zmm kernels of `vaes512` too ([`wipe_stack_zmm`]: at most 1152 B on an
+/// Intel AVX-512 guest, the same test).
 pub(crate) const WIPE_XY: usize = 1280;
 
 /// [`wipe_stack`] over [`WIPE_XY`] bytes.

@@ -6,9 +6,11 @@
 //!
 //! Dispatch: `Backend::Vaes256` runs the ymm instantiation (`vaes256.rs`; measured on Zen 3, where
 //! it replaced a separate ymm source that was 5-100% slower, README).
-//! `Backend::Vaes512` runs the zmm instantiation for GCM (session 9, Intel AVX-512 guest) and
-//! still `vaes512.rs` for ECB, CBC and CTR, the zmm kernels tested and tuned on Zen 4; the zmm
-//! instantiation of those is tested where AVX-512 exists (its tests skip elsewhere).
+//! `Backend::Vaes512` runs the zmm instantiation ([`zmm`]; its tests skip where AVX-512 is
+//! missing). Until session 9 it ran a separate zmm source (`vaes512.rs`, tuned on Zen 4); on
+//! the first AVX-512 machine here (an Intel Xeon guest) this one measured 0.97-1.23x that
+//! source for ECB, CBC decryption and CTR, 64 B to 1 MiB (README, "Backends"), so it replaced
+//! it, and GCM moved from the xmm kernel to the fused zmm one (2.5x).
 //!
 //! Techniques (all widths): 8 vectors in flight per loop iteration (Zen 3 issues two ymm VAESENC
 //! a cycle with latency 4: 8 independent registers keep both units busy; the xmm ECB and

@@ -1,14 +1,14 @@
 //! [`Vector`] for zmm registers (AVX-512F/BW/VL + VAES): 4 blocks a register, and entry points
 //! that instantiate the generic kernels at this width.
 //!
-//! Dispatched for GCM on `vaes512` since session 9 (tests passed on an Intel AVX-512 guest;
-//! 2.5x the xmm kernel there). ECB, CBC and CTR on `vaes512` still run `vaes512.rs` (tuned on
-//! Zen 4); these entry points are exercised by the tests below wherever the CPU has AVX-512.
+//! The `vaes512` backend's kernels since session 9 (tested and measured on an Intel AVX-512
+//! guest; see [`super`]); the tests in [`super`] run them wherever the CPU has AVX-512.
 
 use core::arch::x86_64::*;
 
 use super::{Vector, by_nr, gcm};
 use crate::backend::aesni::Keys;
+pub(crate) use crate::backend::aesni::cbc_encrypt;
 
 impl Vector for __m512i {
     const BLOCKS: usize = 4;
@@ -163,9 +163,9 @@ impl Vector for __m512i {
     }
 }
 
-// Entry points, compiled with the zmm features. SAFETY (all): callers (the tests below; later
-// `Backend::Vaes512`) reach them only after checking AVX-512F/BW/VL, VAES, AVX2, AES-NI and
-// SSE4.2 (`Backend::Vaes512.is_available()`).
+// Entry points, compiled with the zmm features. SAFETY (all): callers (`Backend::Vaes512` in
+// the dispatch, the tests) reach them only after checking AVX-512F/BW/VL, VAES, AVX2, AES-NI
+// and SSE4.2 (`Backend::Vaes512.is_available()`).
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
 fn ecb_enc<const NR: usize>(k: &Keys, buf: &mut [u8]) {
@@ -188,22 +188,18 @@ fn ctr<const NR: usize>(k: &Keys, c: u128, buf: &mut [u8]) {
     unsafe { super::ctr::<__m512i, NR>(k, c, buf) }
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn encrypt_blocks(k: &Keys, buf: &mut [u8]) {
     // SAFETY: see above.
     unsafe { by_nr!(k.rounds, ecb_enc(k, buf)) }
 }
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn decrypt_blocks(k: &Keys, buf: &mut [u8]) {
     // SAFETY: see above.
     unsafe { by_nr!(k.rounds, ecb_dec(k, buf)) }
 }
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     // SAFETY: see above.
     unsafe { by_nr!(k.rounds, cbc_dec(k, iv, buf)) }
 }
-#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
     // SAFETY: see above.
     unsafe { by_nr!(k.rounds, ctr(k, c, buf)) }
