@@ -75,7 +75,53 @@ fn word_to_basis(w: i32) -> i32 {
     w
 }
 
-super::simd::fugue_rounds_v1!("gfni,ssse3,avx2,avx512f,avx512bw,avx512vl", Gfni);
+// Two round machines (see `simd`), chosen per size where the backend is entered (`run`,
+// `g2`). IMPLEMENTATION NOTE (session 9, the first GFNI machine since the rework of
+// `fugue_rounds`: an Intel Xeon guest with AVX-512 and GFNI, family 6 model 167): on a 64 KiB
+// message, GB/s, best of three alternated runs, `fugue_rounds_v1` / `fugue_rounds` (groups in
+// registers): Fugue-224 0.46 / 0.44, -256 0.46 / 0.45, -384 0.311 / 0.240, -512 0.183 / 0.234.
+// Each machine has one size it runs far below the others (the work per word is 2, 2, 3 and 4
+// SMIX); which one is a matter of code generation we did not pin down. On Intel, Fugue-512 runs
+// on `fugue_rounds`; on AMD it stays on `fugue_rounds_v1`, which was tuned and measured on
+// Zen 4 (1.5x Calik's code there) and has not been compared with the other on an AMD CPU with
+// GFNI.
+const MEM_GROUPS: bool = false;
+
+use super::{FugueBackend, Params, State};
+
+mod v1 {
+    use super::*;
+    super::super::simd::fugue_rounds_v1!("gfni,ssse3,avx2,avx512f,avx512bw,avx512vl", Gfni);
+}
+
+mod v2 {
+    use super::*;
+    super::super::simd::fugue_rounds!("gfni,ssse3,avx2,avx512f,avx512bw,avx512vl", Gfni);
+}
+
+/// Whether this size runs on `fugue_rounds` (see above).
+#[inline]
+fn second_machine(p: &Params) -> bool {
+    p.k == 4 && !crate::cpu::amd_like()
+}
+
+/// Absorbs `words` (whole 4-byte words), then runs `extra` plain rounds.
+pub(crate) fn run(p: &Params, st: &mut State, words: &[u8], extra: usize) {
+    if second_machine(p) {
+        v2::run(p, st, words, extra)
+    } else {
+        v1::run(p, st, words, extra)
+    }
+}
+
+/// The G2 stage and the output columns.
+pub(crate) fn g2(p: &Params, st: &State, out: &mut [u8]) {
+    if second_machine(p) {
+        v2::g2(p, st, out)
+    } else {
+        v1::g2(p, st, out)
+    }
+}
 
 #[cfg(test)]
 mod tests {
