@@ -67,7 +67,7 @@
 //! IMPLEMENTATION NOTE (vaes512, session 9): until an AVX-512 machine had run the zmm
 //! instantiation of [`vaes::gcm`], `vaes512` paired with the xmm kernel ([`gcm_aesni`]). On
 //! an Intel AVX-512 guest its tests passed and it sealed 16 KiB at 2.5x that kernel (AES-128
-//! 19.3 GB/s against 7.7; README, "AES-GCM"), so it is dispatched: `GhashKey::Vclmul` for
+//! about 19 GB/s against 7.7; README, "AES-GCM"), so it is dispatched: `GhashKey::Vclmul` for
 //! `vaes512` too, the width chosen by backend in `vclmul_seal_open`.
 
 #[cfg(target_arch = "x86_64")]
@@ -541,8 +541,7 @@ pub(crate) enum GhashKey {
     #[cfg(target_arch = "x86_64")]
     Clmul(clmul::Key),
     /// VPCLMULQDQ with H^16..H^1 (vaes256/vaes512: the fused ymm/zmm kernel of
-    /// [`vaes::gcm`]); carries
-    /// the xmm key too, for short messages and short AAD.
+    /// [`vaes::gcm`]); carries the xmm key too, for short messages and short AAD.
     #[cfg(target_arch = "x86_64")]
     Vclmul(vaes::gcm::Key),
 }
@@ -1145,8 +1144,9 @@ mod tests {
         }
     }
 
-    /// xmm0-xmm15, and xmm16-31 where AVX-512 exists (zero elsewhere), as they are now (call right after the code under test; nothing between
-    /// them touches a vector register, so what the kernel left is still there).
+    /// xmm0-xmm15, and xmm16-31 where AVX-512 exists (zero elsewhere), as they are now (call
+    /// right after the code under test; nothing between them touches a vector register, so
+    /// what the kernel left is still there).
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     fn xmm_registers() -> [[u8; 16]; 32] {
@@ -1176,8 +1176,7 @@ mod tests {
         };
         if Backend::Vaes512.is_available() {
             // SAFETY: AVX-512F (the vaes512 backend runs here); 16 stores of 16 bytes into the
-            // upper half of `r`. This test build does not enable AVX-512, so LLVM holds
-            // nothing in xmm16-31 (reading them changes nothing).
+            // upper half of `r`; the registers are only read.
             unsafe {
                 core::arch::asm!(
                     "vmovdqu64 xmmword ptr [{p}], xmm16",
