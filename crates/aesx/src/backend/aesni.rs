@@ -1320,18 +1320,16 @@ macro_rules! zero_zmm {
     };
 }
 
-/// Zeroes zmm16-31.
+/// Zeroes zmm16-31. A function of its own compiled with AVX-512F, so that the registers can be
+/// named as clobbers in every build (outside such a function they cannot be operands); from
+/// the callers, which lack the feature, it is a call.
 ///
 /// # Safety
 /// The CPU must have AVX-512F.
-#[inline(always)]
-pub(crate) unsafe fn zero_zmm16_31() {
-    // SAFETY (both): register zeroing only, on a CPU with AVX-512F (the caller's check).
-    // Where this build enables AVX-512F, LLVM may allocate xmm16-31: they are declared
-    // clobbered. Elsewhere it never allocates them (and cannot name them as operands); they
-    // are caller-saved in the SysV ABI and the callers run this right after the call of a
-    // non-inlined zmm kernel, so nothing of theirs lives in them.
-    #[cfg(target_feature = "avx512f")]
+#[target_feature(enable = "avx512f")]
+pub(crate) fn zero_zmm16_31() {
+    // SAFETY: register zeroing only (AVX-512F, enabled on this function); every register
+    // written is declared clobbered.
     unsafe {
         core::arch::asm!(
             zero_zmm!("16" "17" "18" "19" "20" "21" "22" "23" "24" "25" "26" "27" "28" "29" "30" "31"),
@@ -1339,14 +1337,6 @@ pub(crate) unsafe fn zero_zmm16_31() {
             out("xmm20") _, out("xmm21") _, out("xmm22") _, out("xmm23") _,
             out("xmm24") _, out("xmm25") _, out("xmm26") _, out("xmm27") _,
             out("xmm28") _, out("xmm29") _, out("xmm30") _, out("xmm31") _,
-            options(nostack, nomem, preserves_flags),
-        )
-    };
-    #[cfg(not(target_feature = "avx512f"))]
-    // SAFETY: as above.
-    unsafe {
-        core::arch::asm!(
-            zero_zmm!("16" "17" "18" "19" "20" "21" "22" "23" "24" "25" "26" "27" "28" "29" "30" "31"),
             options(nostack, nomem, preserves_flags),
         )
     };
