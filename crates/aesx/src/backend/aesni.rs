@@ -1702,13 +1702,31 @@ pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 }
 
 pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
-    // SAFETY: see above.
-    unsafe { by_rounds!(k.rounds, x_ctr(k, c, buf)) }
+    let p = buf.as_mut_ptr();
+    // SAFETY: see above; in place over `buf`.
+    let done = unsafe { super::vaes::ctr_sel_head::<__m128i>(k, c, p, p, buf.len()) };
+    let rest = &mut buf[done..];
+    if !rest.is_empty() {
+        let c = c.wrapping_add((done / 16) as u128);
+        // SAFETY: see above.
+        unsafe { by_rounds!(k.rounds, x_ctr(k, c, rest)) }
+    }
 }
 
 /// `dst = src ^ keystream` (whole blocks, same length), the kernel of [`ctr_xor`] reading
 /// `src` and writing `dst`.
 pub(crate) fn ctr_xor_b2b(k: &Keys, c: u128, src: &[u8], dst: &mut [u8]) {
-    // SAFETY: see above.
-    unsafe { by_rounds!(k.rounds, x_ctr_b2b(k, c, src, dst)) }
+    let len = src.len().min(dst.len());
+    // SAFETY: see above; `src` and `dst` are distinct borrows of at least `len` bytes.
+    let done =
+        unsafe { super::vaes::ctr_sel_head::<__m128i>(k, c, src.as_ptr(), dst.as_mut_ptr(), len) };
+    if done < len {
+        let (c, src, dst) = (
+            c.wrapping_add((done / 16) as u128),
+            &src[done..len],
+            &mut dst[done..len],
+        );
+        // SAFETY: see above.
+        unsafe { by_rounds!(k.rounds, x_ctr_b2b(k, c, src, dst)) }
+    }
 }

@@ -16,7 +16,8 @@
 //! a cycle with latency 4: 8 independent registers keep both units busy; the xmm ECB and
 //! CBC-decrypt kernels and the ymm ECB kernels run 12, [`XMM_VECS`]; the CTR main loop of xmm
 //! and ymm and the CBC-decrypt main loop of ymm run 12 in inline assembly, [`ctr_asm`] and
-//! [`cbc_asm`], with the intrinsic kernels below for their tails and for zmm); the round key of
+//! [`cbc_asm`], with the intrinsic kernels below for their tails and for zmm; on Intel, CTR
+//! from 1 KiB runs the 8-register selector loop of [`ctr_asm`] instead, [`ctr_sel_head`]); the round key of
 //! each round is broadcast from the schedule right where it is used ([`Vector::round_key`]), so
 //! 8 blocks + 1 key fit in 16 ymm registers and no broadcast copy of the schedule is written to
 //! the stack; the data XOR folded into the last round (`aesenclast(x, k_last ^ data)`); exact
@@ -578,8 +579,9 @@ pub(crate) unsafe fn ctr<V: Vector, const NR: usize>(rk: &Keys, ctr: u128, buf: 
 }
 
 /// CTR of `len` bytes (whole blocks) from `src` into `dst`, which are equal (in place) or
-/// disjoint: the inline-assembly loop of [`ctr_asm`] (12 registers an iteration) for whole
-/// iterations, [`ctr`] for the rest. `V` is `__m128i` or `__m256i`.
+/// disjoint: the scalar-counter loop of [`ctr_asm`] (12 registers an iteration) for whole
+/// iterations, [`ctr`] for the rest. `V` is `__m128i` or `__m256i`. (The entry points first
+/// give the selector loop its share, [`ctr_sel_head`].)
 ///
 /// # Safety
 /// The CPU runs `V` (and AES-NI); `src` is readable and `dst` writable for `len` bytes, and
@@ -609,8 +611,83 @@ pub(crate) unsafe fn ctr_b2b<V: Vector, const NR: usize>(
                 _ => ctr_asm::ymm(rk, ctr, src, dst, n),
             }
         }
-        let done = n * per;
-        if done < len {
+        ctr_rest::<V, NR>(rk, ctr, src, dst, len, n * per);
+    }
+}
+
+/// The first whole iterations of a CTR call (`ctr_b2b`'s arguments) through the selector loop
+/// of [`ctr_asm`], where that loop is the faster one: from 1 KiB on CPUs whose scalar ALUs
+/// issue on the same ports as the AES units (Intel; on AMD the integer pipes are separate and
+/// the scalar-counter loop of [`ctr_b2b`] wins). Returns the bytes done (0: none); the caller
+/// runs the rest through [`ctr_b2b`] from counter `ctr + done / 16`.
+///
+/// IMPLEMENTATION NOTE: called from the entry points that dispatch on the round count, not
+/// from inside [`ctr_b2b`]: the loop's slots (384 bytes) then live in a frame of their own,
+/// gone before the intrinsic kernel's frame exists; nested, the two passed the stack wipe
+/// after the kernels (`backend::stack_depth`). Below 1 KiB the selector loop lost (Intel,
+/// AES-128 and -256: 512 and 768 bytes through it ran at 0.89-0.96x the scalar-counter loop or
+/// the intrinsic kernel; 1.01-1.06x at 1 KiB).
+///
+/// # Safety
+/// As [`ctr_b2b`].
+#[inline(always)]
+pub(crate) unsafe fn ctr_sel_head<V: Vector>(
+    rk: &Keys,
+    ctr: u128,
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+) -> usize {
+    if len < 1024 || crate::cpu::amd_like() {
+        return 0;
+    }
+    // SAFETY: forwarded.
+    unsafe { ctr_sel_iterations::<V>(rk, ctr, src, dst, len) }
+}
+
+/// [`ctr_sel_head`] without the choice: every whole iteration through the selector loop.
+///
+/// # Safety
+/// As [`ctr_b2b`].
+#[inline(always)]
+unsafe fn ctr_sel_iterations<V: Vector>(
+    rk: &Keys,
+    ctr: u128,
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+) -> usize {
+    let per = ctr_asm::SEL_REGS * V::BYTES;
+    let n = len / per;
+    if n > 0 {
+        // SAFETY: the caller's guarantees; the loop covers `n * per <= len` bytes.
+        unsafe {
+            match V::BLOCKS {
+                1 => ctr_asm::xmm_sel(rk, ctr, src, dst, n),
+                _ => ctr_asm::ymm_sel(rk, ctr, src, dst, n),
+            }
+        }
+    }
+    n * per
+}
+
+/// Bytes `done..len` of a [`ctr_b2b`] call through the intrinsic kernel.
+///
+/// # Safety
+/// As [`ctr_b2b`], `done <= len`, a multiple of 16.
+#[inline(always)]
+unsafe fn ctr_rest<V: Vector, const NR: usize>(
+    rk: &Keys,
+    ctr: u128,
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    done: usize,
+) {
+    if done < len {
+        // SAFETY: the tail lies inside both buffers (`done <= len`), which are equal or
+        // disjoint.
+        unsafe {
             if src != dst.cast_const() {
                 core::ptr::copy_nonoverlapping(src.add(done), dst.add(done), len - done);
             }
@@ -807,6 +884,88 @@ mod tests {
             return;
         }
         check_ctr("ymm", (ymm::ctr_xor, ymm::ctr_xor_b2b));
+    }
+
+    /// Both CTR main loops of [`ctr_b2b`] at both widths on every CPU that runs the width (the
+    /// dispatch picks one by vendor and length, so on any one machine the other would go
+    /// untested): every block count of [`check_ctr`] through each loop, in place and buffer
+    /// to buffer, counters around the carries at every offset.
+    #[test]
+    fn ctr_loops_match_soft_whatever_the_vendor() {
+        macro_rules! path {
+            ($name:ident, $ip:ident, $b2b:ident, $v:ty, $f:ident, $feat:literal) => {
+                #[target_feature(enable = $feat)]
+                unsafe fn $name<const NR: usize>(
+                    k: &Keys,
+                    c: u128,
+                    src: *const u8,
+                    dst: *mut u8,
+                    len: usize,
+                ) {
+                    // SAFETY: forwarded (the test runs it only where the width exists).
+                    unsafe { $f::<$v, NR>(k, c, src, dst, len) }
+                }
+                fn $ip(k: &Keys, c: u128, buf: &mut [u8]) {
+                    let p = buf.as_mut_ptr();
+                    // SAFETY: checked by the caller below; in place over `buf`.
+                    unsafe { by_nr!(k.rounds, $name(k, c, p, p, buf.len())) }
+                }
+                fn $b2b(k: &Keys, c: u128, src: &[u8], dst: &mut [u8]) {
+                    assert_eq!(src.len(), dst.len());
+                    // SAFETY: as above; two distinct buffers of the same length.
+                    unsafe {
+                        by_nr!(
+                            k.rounds,
+                            $name(k, c, src.as_ptr(), dst.as_mut_ptr(), src.len())
+                        )
+                    }
+                }
+            };
+        }
+        /// The selector loop for every whole iteration, [`ctr_b2b`] for the rest.
+        #[inline(always)]
+        unsafe fn sel_then_rest<V: Vector, const NR: usize>(
+            k: &Keys,
+            c: u128,
+            src: *const u8,
+            dst: *mut u8,
+            len: usize,
+        ) {
+            // SAFETY: forwarded; the rest lies inside both buffers.
+            unsafe {
+                let done = ctr_sel_iterations::<V>(k, c, src, dst, len);
+                ctr_b2b::<V, NR>(
+                    k,
+                    c.wrapping_add((done / 16) as u128),
+                    src.add(done),
+                    dst.add(done),
+                    len - done,
+                );
+            }
+        }
+        path!(xs, xs_ip, xs_b2b, __m128i, sel_then_rest, "aes,sse4.2");
+        path!(xc, xc_ip, xc_b2b, __m128i, ctr_b2b, "aes,sse4.2");
+        path!(
+            ys,
+            ys_ip,
+            ys_b2b,
+            __m256i,
+            sel_then_rest,
+            "avx2,vaes,aes,sse4.2"
+        );
+        path!(yc, yc_ip, yc_b2b, __m256i, ctr_b2b, "avx2,vaes,aes,sse4.2");
+        if !Backend::Aesni.is_available() {
+            std::eprintln!("SKIPPED: this CPU has no AES-NI (CTR loops not run)");
+            return;
+        }
+        check_ctr("xmm selector loop", (xs_ip, xs_b2b));
+        check_ctr("xmm scalar-counter loop", (xc_ip, xc_b2b));
+        if !Backend::Vaes256.is_available() {
+            std::eprintln!("SKIPPED: this CPU has no VAES + AVX2 (ymm CTR loops not run)");
+            return;
+        }
+        check_ctr("ymm selector loop", (ys_ip, ys_b2b));
+        check_ctr("ymm scalar-counter loop", (yc_ip, yc_b2b));
     }
 
     /// Reference carry-less multiply of two 64-bit words.

@@ -1,6 +1,33 @@
-//! The CTR main loop as one block of inline assembly, one source for two widths: 12 xmm
-//! registers (12 blocks, `aesni`) or 12 ymm registers (24 blocks, `vaes256`) in flight per
-//! iteration, registers allocated by hand, in place or buffer to buffer.
+//! The CTR main loops as blocks of inline assembly, one source for two widths (xmm for `aesni`,
+//! ymm for `vaes256`), registers allocated by hand, in place or buffer to buffer. Two loops
+//! that differ in how they build counter blocks, one per CPU family:
+//!
+//! - the scalar-counter loop ([`xmm`], [`ymm`]; AMD): 12 registers (12 or 24 blocks) an
+//!   iteration, counter blocks written to memory by scalar code;
+//! - the selector loop ([`xmm_sel`], [`ymm_sel`]; Intel, from 1 KiB): 8 registers (8 or 16
+//!   blocks), counter blocks from two vector operations a register, no scalar work per block.
+//!
+//! IMPLEMENTATION NOTE (issues 19 and 13, the selector loop): on Intel cores with two AES units
+//! (Ice Lake and later: AESENC/VAESENC on ports 0 and 1) the scalar ALUs issue on the same
+//! ports as the AES units (0, 1, 5, 6) and the vector logic on 0, 1 and 5, so the scalar
+//! counter work below takes AES slots: about 4-5 ALU uops a block (BSWAP r64 is two) beside 10
+//! AESENC for AES-128 made `vaes256` CTR run at 71-73% of the ymm limit on an Intel AVX-512
+//! guest (family 6 model 167), `aesni` at 87%, while ECB ran at 97%. The same loop with its
+//! counter code deleted (wrong output, a measurement only) ran at 95% / 96%: that code was the
+//! whole gap. The selector loop builds each register as `A ^ (D' & W_i)` ([`sel`]; `aesni`,
+//! "CTR counter blocks"), which needs a power-of-two batch, hence 8 registers; the batch's
+//! `bswap(a)` and `D'` come from a little scalar code once per iteration (two pairs in memory
+//! used alternately, so that a pair is written a whole iteration before it is loaded), round
+//! key 0 is XORed into `A` once per iteration. Measured on that guest (`aesx bench`, 16 KiB,
+//! five alternated runs, best): `vaes256` AES-128 / -192 / -256 19.3 / 18.2 / 15.8 ->
+//! 24.0 / 20.3 / 17.6 GB/s (89.5% / 91% / 92% of 26.8 / 22.3 / 19.1), `aesni` 11.7 / 10.0 /
+//! 8.6 -> 12.5 / 10.4 / 9.0 (93% / 93% / 94%); 1 KiB to 1 MiB 1.04-1.25x, below 1 KiB it lost
+//! and is not used. Tried and not kept: one VPTERNLOGQ instead of the AND and XOR where
+//! AVX-512VL exists (level at 16 KiB, 0.85-0.9x at 1 KiB), a single pair slot (level).
+//! On AMD (Zen 3: integer pipes separate from the four FP pipes) the scalar-counter loop is
+//! the faster one (numbers below); it keeps running there.
+//!
+//! The scalar-counter loop:
 //!
 //! IMPLEMENTATION NOTE (issues 19 and 13): with 8 registers in flight (the intrinsic kernel of
 //! [`super::ctr`]) CTR ran at 86-90% of the AES rate on Zen 3: 8 chains of latency 4 at two
@@ -43,7 +70,8 @@
 
 use core::arch::asm;
 
-use crate::backend::aesni::Keys;
+use super::Vector;
+use crate::backend::aesni::{Keys, ctr_batch_words};
 
 /// Counter block `b` of the next iteration into its slot `[{w} + 16 * b]` (big-endian), in
 /// two pieces to interleave with AESENCs: the low qword byte-swapped and stored, then the
@@ -371,5 +399,304 @@ pub(crate) unsafe fn ymm(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8, n: 
             out("ymm12") _, out("ymm15") _,
             options(nostack),
         );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The selector loop: for CPUs whose scalar integer ALUs share issue ports with the AES units.
+
+/// Register `i` of a selector batch: `A ^ (D' & W_i)` (r8 = `A`, whitened with round key 0
+/// once per iteration; r9 = `D'`; `W_i` from memory), the whitened counter blocks of `aesni`'s
+/// "CTR counter blocks". Two vector operations, no scalar work per block.
+macro_rules! sel {
+    (x, $i:literal) => {
+        concat!(
+            "movdqu xmm",
+            $i,
+            ", xmmword ptr [{p} + 16*",
+            $i,
+            "]\n",
+            "pand xmm",
+            $i,
+            ", xmm9\n",
+            "pxor xmm",
+            $i,
+            ", xmm8\n",
+        )
+    };
+    (y, $i:literal) => {
+        concat!(
+            "vpand ymm",
+            $i,
+            ", ymm9, ymmword ptr [{p} + 32*",
+            $i,
+            "]\n",
+            "vpxor ymm",
+            $i,
+            ", ymm",
+            $i,
+            ", ymm8\n",
+        )
+    };
+}
+
+/// The next batch's `bswap(a)` (`a` its aligned first counter) into its slot from
+/// `{blo}`/`{bhi}`, and `{lo}:{hi}` advanced to the batch after it.
+macro_rules! sel_scalar_a {
+    () => {
+        concat!(
+            "add {lo}, {nb}\n",
+            "adc {hi}, 0\n",
+            "mov qword ptr [{q}], {bhi}\n",
+            "mov qword ptr [{q} + 8], {blo}\n",
+        )
+    };
+}
+
+/// The next batch's `D'` (`bswap(a) ^ bswap(a + n)`, with the low bits of byte 15 set) into
+/// its slot, and `{blo}`/`{bhi}` moved on to `bswap(a + n)`.
+macro_rules! sel_scalar_d {
+    () => {
+        concat!(
+            "mov {t}, {lo}\n",
+            "bswap {t}\n",
+            "mov {u}, {hi}\n",
+            "bswap {u}\n",
+            "xor {bhi}, {u}\n",
+            "mov qword ptr [{q} + 16], {bhi}\n",
+            "mov {bhi}, {u}\n",
+            "xor {blo}, {t}\n",
+            "or {blo}, qword ptr [{p} + 320]\n",
+            "mov qword ptr [{q} + 24], {blo}\n",
+            "mov {blo}, {t}\n",
+        )
+    };
+}
+
+/// The whole selector loop (`{n}` >= 1 iterations of 8 registers).
+macro_rules! sel_loop {
+    ($w:ident) => {
+        concat!(
+            "2:\n",
+            key!($w, "8", "{q}"),
+            key!($w, "12", "{k}"),
+            op2!($w, "pxor", "8", "12"),
+            key!($w, "9", "{q} + 16"),
+            sel!($w, "0"),
+            sel!($w, "1"),
+            sel!($w, "2"),
+            sel!($w, "3"),
+            sel!($w, "4"),
+            sel!($w, "5"),
+            sel!($w, "6"),
+            sel!($w, "7"),
+            mround!($w, "aesenc", "1"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            sel_scalar_a!(),
+            mround!($w, "aesenc", "2"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            sel_scalar_d!(),
+            mround!($w, "aesenc", "3"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            mround!($w, "aesenc", "4"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            mround!($w, "aesenc", "5"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            mround!($w, "aesenc", "6"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            mround!($w, "aesenc", "7"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            mround!($w, "aesenc", "8"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            mround!($w, "aesenc", "9"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            "lea {t}, [{k} + 160]\n",
+            "cmp {t}, {kl}\n",
+            "je 3f\n",
+            mround!($w, "aesenc", "10"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            mround!($w, "aesenc", "11"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            "lea {t}, [{k} + 192]\n",
+            "cmp {t}, {kl}\n",
+            "je 3f\n",
+            mround!($w, "aesenc", "12"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            mround!($w, "aesenc", "13"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            "3:\n",
+            key!($w, "12", "{kl}"),
+            last!($w, "0"),
+            last!($w, "1"),
+            last!($w, "2"),
+            last!($w, "3"),
+            last!($w, "4"),
+            last!($w, "5"),
+            last!($w, "6"),
+            last!($w, "7"),
+            "xor {q}, 32\n",
+            "add {src}, {step}\n",
+            "add {dst}, {step}\n",
+            "dec {n}\n",
+            "jnz 2b\n",
+        )
+    };
+}
+
+/// Registers per iteration of the selector loop (a power of two: the batch of the selector
+/// scheme is `SEL_REGS * BLOCKS` blocks, the intrinsic kernel's `VECS` registers).
+pub(crate) const SEL_REGS: usize = 8;
+
+/// What the selector loop reads besides the keys and the data: the per-call selectors `W_i`
+/// (8 registers, 16 or 32 bytes each), the current batch's `bswap(a)` (not whitened: the loop
+/// XORs round key 0 into its register) and `D'` (both rewritten by the loop for the next
+/// batch), and the low-bits mask of `D'`'s high qword. Counter material only, never key
+/// material; the caller's frame.
+#[repr(C, align(64))]
+struct SelSlots {
+    w: [u8; 256],
+    /// `[bswap(a), D']` of two batches: the loop reads the pair of its batch and writes the
+    /// pair of the batch after next in its place (a pair written one iteration ahead was read
+    /// back while its two 8-byte stores were still in flight, which a 16-byte load cannot
+    /// forward from).
+    ad: [[[u8; 16]; 2]; 2],
+    low_bits: u64,
+}
+
+impl Default for SelSlots {
+    fn default() -> Self {
+        SelSlots {
+            w: [0; 256],
+            ad: [[[0; 16]; 2]; 2],
+            low_bits: 0,
+        }
+    }
+}
+
+/// `dst = src ^ keystream` for `n` iterations of [`SEL_REGS`] registers of `V` (`BLOCKS` 1:
+/// xmm, legacy SSE; 2: ymm), the selector loop. `s` holds the selectors and the first batch's
+/// `bswap(a)` and `D'` of the first two batches; `next` is the aligned first counter of the third.
+///
+/// # Safety
+/// The CPU has AES-NI (xmm) or AVX2 + VAES (ymm); `src` is readable and `dst` writable for
+/// `n * SEL_REGS * 16 * BLOCKS` bytes, `n >= 1`, and the two are equal or do not overlap.
+#[inline(always)]
+unsafe fn sel_common<const BLOCKS: usize>(
+    rk: &Keys,
+    s: &mut SelSlots,
+    next: u128,
+    src: *const u8,
+    dst: *mut u8,
+    n: usize,
+) {
+    debug_assert!(n >= 1 && matches!(rk.rounds, 10 | 12 | 14));
+    let k = rk.enc.as_ptr().cast::<u8>();
+    let (lo, hi) = (next as u64, (next >> 64) as u64);
+    let p = core::ptr::from_mut(s).cast::<u8>();
+    // SAFETY: the caller guarantees the CPU features and the buffer extents; the round keys
+    // read are `enc[0..=rounds]` (`kl` is `enc[rounds]`; rounds 10..13 are read only when
+    // `kl` lies beyond them); the slots read and written are inside `s` (offsets 0..328). No
+    // stack; it clobbers only what it names.
+    unsafe {
+        if BLOCKS == 1 {
+            asm!(
+                sel_loop!(x),
+                k = in(reg) k,
+                kl = in(reg) k.add(16 * rk.rounds),
+                p = in(reg) p,
+                q = inout(reg) p.add(256) => _,
+                lo = inout(reg) lo => _,
+                hi = inout(reg) hi => _,
+                blo = inout(reg) lo.swap_bytes() => _,
+                bhi = inout(reg) hi.swap_bytes() => _,
+                t = out(reg) _,
+                u = out(reg) _,
+                src = inout(reg) src => _,
+                dst = inout(reg) dst => _,
+                n = inout(reg) n => _,
+                nb = const SEL_REGS,
+                step = const 16 * SEL_REGS,
+                out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
+                out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
+                out("xmm8") _, out("xmm9") _, out("xmm12") _, out("xmm15") _,
+                options(nostack),
+            );
+        } else {
+            asm!(
+                sel_loop!(y),
+                k = in(reg) k,
+                kl = in(reg) k.add(16 * rk.rounds),
+                p = in(reg) p,
+                q = inout(reg) p.add(256) => _,
+                lo = inout(reg) lo => _,
+                hi = inout(reg) hi => _,
+                blo = inout(reg) lo.swap_bytes() => _,
+                bhi = inout(reg) hi.swap_bytes() => _,
+                t = out(reg) _,
+                u = out(reg) _,
+                src = inout(reg) src => _,
+                dst = inout(reg) dst => _,
+                n = inout(reg) n => _,
+                nb = const 2 * SEL_REGS,
+                step = const 32 * SEL_REGS,
+                out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
+                out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
+                out("ymm8") _, out("ymm9") _, out("ymm12") _, out("ymm15") _,
+                options(nostack),
+            );
+        }
+    }
+}
+
+/// The selectors of a call starting at counter `ctr` and the `[bswap(a), D']` pairs of its
+/// first two batches into `s`; returns the aligned first counter of the third batch.
+#[inline(always)]
+unsafe fn sel_setup<V: Vector>(s: &mut SelSlots, ctr: u128) -> u128 {
+    let batch = (SEL_REGS * V::BLOCKS) as u64;
+    let r = ctr as u64 & (batch - 1);
+    for i in 0..SEL_REGS {
+        // SAFETY: the caller runs on a CPU with `V`'s features; 8 registers of at most 32
+        // bytes fit `s.w`.
+        unsafe {
+            V::store(
+                s.w.as_mut_ptr().add(i * V::BYTES),
+                V::ctr_select(r, i, batch),
+            )
+        };
+    }
+    let mut a = ctr & !(batch as u128 - 1);
+    for pair in &mut s.ad {
+        let ((lo, hi), (dlo, dhi)) = ctr_batch_words(a, batch);
+        pair[0][..8].copy_from_slice(&lo.to_le_bytes());
+        pair[0][8..].copy_from_slice(&hi.to_le_bytes());
+        pair[1][..8].copy_from_slice(&dlo.to_le_bytes());
+        pair[1][8..].copy_from_slice(&dhi.to_le_bytes());
+        a = a.wrapping_add(batch as u128);
+    }
+    s.low_bits = (batch - 1) << 56;
+    a
+}
+
+// IMPLEMENTATION NOTE: the two entry points below are not inlined into their callers, so that
+// the slots live in a frame of their own, gone before the intrinsic kernel runs the call's
+// tail: inlined, the two frames added up and passed the stack wipe after the kernels
+// (`backend::stack_depth`).
+
+/// `dst = src ^ keystream` from counter `ctr` for `n` iterations of the selector loop on xmm
+/// (the `aesni` backend; 8 blocks an iteration).
+///
+/// # Safety
+/// The CPU has AES-NI; `src` is readable and `dst` writable for `128 * n` bytes, `n >= 1`,
+/// and the two are equal or do not overlap.
+#[inline(never)]
+#[target_feature(enable = "aes,sse4.2")]
+pub(crate) unsafe fn xmm_sel(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8, n: usize) {
+    let mut s = SelSlots::default();
+    // SAFETY: forwarded; the target features above are `__m128i`'s.
+    unsafe {
+        let next = sel_setup::<core::arch::x86_64::__m128i>(&mut s, ctr);
+        sel_common::<1>(rk, &mut s, next, src, dst, n)
+    }
+}
+
+/// [`xmm_sel`] on ymm (the `vaes256` backend; 16 blocks an iteration, `256 * n` bytes).
+///
+/// # Safety
+/// As [`xmm_sel`], and the CPU has AVX2 and VAES.
+#[inline(never)]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
+pub(crate) unsafe fn ymm_sel(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8, n: usize) {
+    let mut s = SelSlots::default();
+    // SAFETY: forwarded; the target features above are `__m256i`'s.
+    unsafe {
+        let next = sel_setup::<core::arch::x86_64::__m256i>(&mut s, ctr);
+        sel_common::<2>(rk, &mut s, next, src, dst, n)
     }
 }

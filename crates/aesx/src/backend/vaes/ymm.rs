@@ -246,13 +246,30 @@ pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     unsafe { by_nr!(k.rounds, cbc_dec(k, iv, buf)) }
 }
 pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
-    // SAFETY: see above.
-    unsafe { by_nr!(k.rounds, ctr(k, c, buf)) }
+    let p = buf.as_mut_ptr();
+    // SAFETY: see above; in place over `buf`.
+    let done = unsafe { super::ctr_sel_head::<__m256i>(k, c, p, p, buf.len()) };
+    let rest = &mut buf[done..];
+    if !rest.is_empty() {
+        let c = c.wrapping_add((done / 16) as u128);
+        // SAFETY: see above.
+        unsafe { by_nr!(k.rounds, ctr(k, c, rest)) }
+    }
 }
 /// `dst = src ^ keystream` (whole blocks, same length).
 pub(crate) fn ctr_xor_b2b(k: &Keys, c: u128, src: &[u8], dst: &mut [u8]) {
-    // SAFETY: see above.
-    unsafe { by_nr!(k.rounds, ctr_b2b(k, c, src, dst)) }
+    let len = src.len().min(dst.len());
+    // SAFETY: see above; `src` and `dst` are distinct borrows of at least `len` bytes.
+    let done = unsafe { super::ctr_sel_head::<__m256i>(k, c, src.as_ptr(), dst.as_mut_ptr(), len) };
+    if done < len {
+        let (c, src, dst) = (
+            c.wrapping_add((done / 16) as u128),
+            &src[done..len],
+            &mut dst[done..len],
+        );
+        // SAFETY: see above.
+        unsafe { by_nr!(k.rounds, ctr_b2b(k, c, src, dst)) }
+    }
 }
 
 // GCM entry points. SAFETY (all): a `gcm::Key` exists only where `GhashKey::empty` found the
