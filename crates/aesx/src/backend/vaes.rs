@@ -645,6 +645,27 @@ pub(crate) unsafe fn ctr_sel_head<V: Vector>(
     unsafe { ctr_sel_iterations::<V>(rk, ctr, src, dst, len) }
 }
 
+/// The body of the xmm and ymm CTR entry points: [`ctr_sel_head`] over `len` bytes from `src`
+/// to `dst`, then `rest(counter, done)` for the bytes from `done` on, if any.
+///
+/// # Safety
+/// As [`ctr_b2b`].
+#[inline(always)]
+pub(crate) unsafe fn ctr_entry<V: Vector>(
+    rk: &Keys,
+    ctr: u128,
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    rest: impl FnOnce(u128, usize),
+) {
+    // SAFETY: forwarded.
+    let done = unsafe { ctr_sel_head::<V>(rk, ctr, src, dst, len) };
+    if done < len {
+        rest(ctr.wrapping_add((done / 16) as u128), done);
+    }
+}
+
 /// [`ctr_sel_head`] without the choice: every whole iteration through the selector loop.
 ///
 /// # Safety
