@@ -494,7 +494,7 @@ dispatch! {
     fn cbc_encrypt(iv: &mut [u8; 16], buf: &mut [u8]);
     fn cbc_decrypt(iv: &mut [u8; 16], buf: &mut [u8])
         small cbc_decrypt_small(iv, buf) nostack cbc_decrypt_nostack(iv, buf);
-    fn ctr_xor(ctr: u128, buf: &mut [u8]) small ctr_small(ctr, buf);
+    fn ctr_xor(ctr: u128, buf: &mut [u8]) small ctr_small(ctr, buf) nostack ctr_nostack(ctr, buf);
 }
 
 /// `dst = src ^ (E(ctr) || E(ctr+1) || ...)`, whole blocks, `src.len() == dst.len()`: the
@@ -510,6 +510,9 @@ pub(crate) fn ctr_xor_b2b(backend: Backend, keys: &Keys, ctr: u128, src: &[u8], 
             if src.len() > 16 * aesni::SMALL_BLOCKS
                 && matches!(backend, Backend::Aesni | Backend::Vaes256) =>
         {
+            if aesni::ctr_nostack_b2b(backend, k, ctr, src, dst) {
+                return;
+            }
             if backend == Backend::Vaes256 {
                 vaes256::ctr_xor_b2b(k, ctr, src, dst)
             } else {

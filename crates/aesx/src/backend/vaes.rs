@@ -17,7 +17,8 @@
 //! CBC-decrypt kernels and the ymm ECB kernels run 12, [`XMM_VECS`]; the CTR main loop of xmm
 //! and ymm and the CBC-decrypt main loop of ymm run 12 in inline assembly, [`ctr_asm`] and
 //! [`cbc_asm`], with the intrinsic kernels below for their tails and for zmm; on Intel, CTR
-//! from 1 KiB runs the 8-register selector loop of [`ctr_asm`] instead, [`ctr_sel_head`]); the round key of
+//! from 1 KiB runs the 8-register selector loop of [`ctr_asm`] instead, from
+//! `aesni::ctr_nostack`); the round key of
 //! each round is broadcast from the schedule right where it is used ([`Vector::round_key`]), so
 //! 8 blocks + 1 key fit in 16 ymm registers and no broadcast copy of the schedule is written to
 //! the stack; the data XOR folded into the last round (`aesenclast(x, k_last ^ data)`); exact
@@ -580,8 +581,8 @@ pub(crate) unsafe fn ctr<V: Vector, const NR: usize>(rk: &Keys, ctr: u128, buf: 
 
 /// CTR of `len` bytes (whole blocks) from `src` into `dst`, which are equal (in place) or
 /// disjoint: the scalar-counter loop of [`ctr_asm`] (12 registers an iteration) for whole
-/// iterations, [`ctr`] for the rest. `V` is `__m128i` or `__m256i`. (The entry points first
-/// give the selector loop its share, [`ctr_sel_head`].)
+/// iterations, [`ctr`] for the rest. `V` is `__m128i` or `__m256i`. (On Intel, calls of 1 KiB
+/// and more go to the selector loop instead: `aesni::ctr_nostack`.)
 ///
 /// # Safety
 /// The CPU runs `V` (and AES-NI); `src` is readable and `dst` writable for `len` bytes, and
@@ -615,63 +616,14 @@ pub(crate) unsafe fn ctr_b2b<V: Vector, const NR: usize>(
     }
 }
 
-/// The first whole iterations of a CTR call (`ctr_b2b`'s arguments) through the selector loop
-/// of [`ctr_asm`], where that loop is the faster one: from 1 KiB on CPUs whose scalar ALUs
-/// issue on the same ports as the AES units (Intel; on AMD the integer pipes are separate and
-/// the scalar-counter loop of [`ctr_b2b`] wins). Returns the bytes done (0: none); the caller
-/// runs the rest through [`ctr_b2b`] from counter `ctr + done / 16`.
-///
-/// IMPLEMENTATION NOTE: called from the entry points that dispatch on the round count, not
-/// from inside [`ctr_b2b`]: the loop's slots (384 bytes) then live in a frame of their own,
-/// gone before the intrinsic kernel's frame exists; nested, the two passed the stack wipe
-/// after the kernels (`backend::stack_depth`). Below 1 KiB the selector loop lost (Intel,
-/// AES-128 and -256: 512 and 768 bytes through it ran at 0.89-0.96x the scalar-counter loop or
-/// the intrinsic kernel; 1.01-1.06x at 1 KiB).
+/// Every whole iteration of a CTR call (`ctr_b2b`'s arguments) through the selector loop of
+/// [`ctr_asm`] (Intel; `aesni::ctr_nostack` decides when); returns the bytes done, the rest
+/// is the caller's.
 ///
 /// # Safety
 /// As [`ctr_b2b`].
 #[inline(always)]
-pub(crate) unsafe fn ctr_sel_head<V: Vector>(
-    rk: &Keys,
-    ctr: u128,
-    src: *const u8,
-    dst: *mut u8,
-    len: usize,
-) -> usize {
-    if len < 1024 || crate::cpu::amd_like() {
-        return 0;
-    }
-    // SAFETY: forwarded.
-    unsafe { ctr_sel_iterations::<V>(rk, ctr, src, dst, len) }
-}
-
-/// The body of the xmm and ymm CTR entry points: [`ctr_sel_head`] over `len` bytes from `src`
-/// to `dst`, then `rest(counter, done)` for the bytes from `done` on, if any.
-///
-/// # Safety
-/// As [`ctr_b2b`].
-#[inline(always)]
-pub(crate) unsafe fn ctr_entry<V: Vector>(
-    rk: &Keys,
-    ctr: u128,
-    src: *const u8,
-    dst: *mut u8,
-    len: usize,
-    rest: impl FnOnce(u128, usize),
-) {
-    // SAFETY: forwarded.
-    let done = unsafe { ctr_sel_head::<V>(rk, ctr, src, dst, len) };
-    if done < len {
-        rest(ctr.wrapping_add((done / 16) as u128), done);
-    }
-}
-
-/// [`ctr_sel_head`] without the choice: every whole iteration through the selector loop.
-///
-/// # Safety
-/// As [`ctr_b2b`].
-#[inline(always)]
-unsafe fn ctr_sel_iterations<V: Vector>(
+pub(crate) unsafe fn ctr_sel_iterations<V: Vector>(
     rk: &Keys,
     ctr: u128,
     src: *const u8,

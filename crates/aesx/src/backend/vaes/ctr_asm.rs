@@ -18,12 +18,16 @@
 //! "CTR counter blocks"), which needs a power-of-two batch, hence 8 registers; the batch's
 //! `bswap(a)` and `D'` come from a little scalar code once per iteration (two pairs in memory
 //! used alternately, so that a pair is written a whole iteration before it is loaded), round
-//! key 0 is XORed into `A` once per iteration. Measured on that guest (`aesx bench`, 16 KiB,
-//! five alternated runs, best): `vaes256` AES-128 / -192 / -256 19.3 / 18.2 / 15.8 ->
-//! 24.0 / 20.3 / 17.6 GB/s (89.5% / 91% / 92% of 26.8 / 22.3 / 19.1), `aesni` 11.7 / 10.0 /
-//! 8.6 -> 12.5 / 10.4 / 9.0 (93% / 93% / 94%); 1 KiB to 1 MiB 1.04-1.25x, below 1 KiB it lost
-//! and is not used. Tried and not kept: one VPTERNLOGQ instead of the AND and XOR where
-//! AVX-512VL exists (level at 16 KiB, 0.85-0.9x at 1 KiB), a single pair slot (level).
+//! key 0 is XORed into `A` once per iteration. Calls of 1 KiB and more go to it from
+//! `aesni::ctr_nostack`, wholly in assembly (the rest of the call by `aesni::ctr_small`), so
+//! no stack wipe follows: its slots hold counter values only, and it zeroes the registers that
+//! held key material. Measured on that guest (`aesx bench`, five alternated runs, best; main
+//! at 8590e78 before): 16 KiB `vaes256` AES-128 / -192 / -256 19.3 / 18.0 / 15.8 ->
+//! 24.4 / 20.6 / 17.6 GB/s (91% / 92% / 92% of 26.8 / 22.3 / 19.1), `aesni` 11.7 / 9.9 / 8.6
+//! -> 12.5 / 10.7 / 9.0 (94% / 95% / 94%); 1 KiB 1.12-1.28x, 1 MiB 1.04-1.26x; below 1 KiB it
+//! lost (512 and 768 B at 0.89-0.96x) and is not used. Tried and not kept: one VPTERNLOGQ
+//! instead of the AND and XOR where AVX-512VL exists (level at 16 KiB, 0.85-0.9x at 1 KiB),
+//! a single pair slot (level).
 //! On AMD (Zen 3: integer pipes separate from the four FP pipes) the scalar-counter loop is
 //! the faster one (numbers below); it keeps running there.
 //!
@@ -526,6 +530,10 @@ macro_rules! sel_loop {
             "add {dst}, {step}\n",
             "dec {n}\n",
             "jnz 2b\n",
+            // The registers that held key material: A ^ k0, the round key, k_last ^ data.
+            op2!($w, "pxor", "8", "8"),
+            op2!($w, "pxor", "12", "12"),
+            op2!($w, "pxor", "15", "15"),
         )
     };
 }
@@ -585,52 +593,35 @@ unsafe fn sel_common<const BLOCKS: usize>(
     // `kl` lies beyond them); the slots read and written are inside `s` (offsets 0..328). No
     // stack; it clobbers only what it names.
     unsafe {
+        // One `asm!` per width: the text, the constants and the clobbers' names differ.
+        macro_rules! sel_asm {
+            ($w:ident, $($r:tt)*) => {
+                asm!(
+                    sel_loop!($w),
+                    k = in(reg) k,
+                    kl = in(reg) k.add(16 * rk.rounds),
+                    p = in(reg) p,
+                    q = inout(reg) p.add(256) => _,
+                    lo = inout(reg) lo => _,
+                    hi = inout(reg) hi => _,
+                    blo = inout(reg) lo.swap_bytes() => _,
+                    bhi = inout(reg) hi.swap_bytes() => _,
+                    t = out(reg) _,
+                    u = out(reg) _,
+                    src = inout(reg) src => _,
+                    dst = inout(reg) dst => _,
+                    n = inout(reg) n => _,
+                    nb = const BLOCKS * SEL_REGS,
+                    step = const 16 * BLOCKS * SEL_REGS,
+                    $(out($r) _,)*
+                    options(nostack),
+                )
+            };
+        }
         if BLOCKS == 1 {
-            asm!(
-                sel_loop!(x),
-                k = in(reg) k,
-                kl = in(reg) k.add(16 * rk.rounds),
-                p = in(reg) p,
-                q = inout(reg) p.add(256) => _,
-                lo = inout(reg) lo => _,
-                hi = inout(reg) hi => _,
-                blo = inout(reg) lo.swap_bytes() => _,
-                bhi = inout(reg) hi.swap_bytes() => _,
-                t = out(reg) _,
-                u = out(reg) _,
-                src = inout(reg) src => _,
-                dst = inout(reg) dst => _,
-                n = inout(reg) n => _,
-                nb = const SEL_REGS,
-                step = const 16 * SEL_REGS,
-                out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
-                out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
-                out("xmm8") _, out("xmm9") _, out("xmm12") _, out("xmm15") _,
-                options(nostack),
-            );
+            sel_asm!(x, "xmm0" "xmm1" "xmm2" "xmm3" "xmm4" "xmm5" "xmm6" "xmm7" "xmm8" "xmm9" "xmm12" "xmm15");
         } else {
-            asm!(
-                sel_loop!(y),
-                k = in(reg) k,
-                kl = in(reg) k.add(16 * rk.rounds),
-                p = in(reg) p,
-                q = inout(reg) p.add(256) => _,
-                lo = inout(reg) lo => _,
-                hi = inout(reg) hi => _,
-                blo = inout(reg) lo.swap_bytes() => _,
-                bhi = inout(reg) hi.swap_bytes() => _,
-                t = out(reg) _,
-                u = out(reg) _,
-                src = inout(reg) src => _,
-                dst = inout(reg) dst => _,
-                n = inout(reg) n => _,
-                nb = const 2 * SEL_REGS,
-                step = const 32 * SEL_REGS,
-                out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
-                out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
-                out("ymm8") _, out("ymm9") _, out("ymm12") _, out("ymm15") _,
-                options(nostack),
-            );
+            sel_asm!(y, "ymm0" "ymm1" "ymm2" "ymm3" "ymm4" "ymm5" "ymm6" "ymm7" "ymm8" "ymm9" "ymm12" "ymm15");
         }
     }
 }
@@ -665,9 +656,10 @@ unsafe fn sel_setup<V: Vector>(s: &mut SelSlots, ctr: u128) -> u128 {
 }
 
 // IMPLEMENTATION NOTE: the two entry points below are not inlined into their callers, so that
-// the slots live in a frame of their own, gone before the intrinsic kernel runs the call's
-// tail: inlined, the two frames added up and passed the stack wipe after the kernels
-// (`backend::stack_depth`).
+// the slots (384 bytes, 64-byte aligned) live in a frame of their own rather than in the
+// dispatcher's, which every CTR call sets up. Nothing in that frame is key material (counter
+// values and selectors only; the round keys stay in the schedule and in registers the loop
+// zeroes), so no stack wipe follows these calls (`aesni::ctr_nostack`).
 
 /// `dst = src ^ keystream` from counter `ctr` for `n` iterations of the selector loop on xmm
 /// (the `aesni` backend; 8 blocks an iteration).

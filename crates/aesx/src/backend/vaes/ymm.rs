@@ -246,27 +246,13 @@ pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
     unsafe { by_nr!(k.rounds, cbc_dec(k, iv, buf)) }
 }
 pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
-    let (p, len) = (buf.as_mut_ptr(), buf.len());
-    // SAFETY: see above; in place over `buf`.
-    unsafe {
-        super::ctr_entry::<__m256i>(k, c, p, p, len, |c, done| {
-            by_nr!(k.rounds, ctr(k, c, &mut buf[done..]))
-        })
-    }
+    // SAFETY: see above.
+    unsafe { by_nr!(k.rounds, ctr(k, c, buf)) }
 }
 /// `dst = src ^ keystream` (whole blocks, same length).
 pub(crate) fn ctr_xor_b2b(k: &Keys, c: u128, src: &[u8], dst: &mut [u8]) {
-    let len = src.len().min(dst.len());
-    let (s, d) = (src.as_ptr(), dst.as_mut_ptr());
-    // SAFETY: see above; `src` and `dst` are distinct borrows of at least `len` bytes.
-    unsafe {
-        super::ctr_entry::<__m256i>(k, c, s, d, len, |c, done| {
-            by_nr!(
-                k.rounds,
-                ctr_b2b(k, c, &src[done..len], &mut dst[done..len])
-            )
-        })
-    }
+    // SAFETY: see above.
+    unsafe { by_nr!(k.rounds, ctr_b2b(k, c, src, dst)) }
 }
 
 // GCM entry points. SAFETY (all): a `gcm::Key` exists only where `GhashKey::empty` found the
