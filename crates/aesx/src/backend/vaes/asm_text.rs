@@ -105,6 +105,16 @@ macro_rules! rounds {
             mround!($w, $op, "7"; $($r)*),
             mround!($w, $op, "8"; $($r)*),
             mround!($w, $op, "9"; $($r)*),
+            rounds_10_13!($w, $op; $($r)*),
+        )
+    };
+}
+
+/// Rounds 10-11 and 12-13 (`$op`) over the registers listed, unless `{kl}` (the last round
+/// key) says the schedule ends before them; ends at label 3. `{t}` is scratch.
+macro_rules! rounds_10_13 {
+    ($w:ident, $op:literal; $($r:literal)*) => {
+        concat!(
             "lea {t}, [{k} + 160]\n",
             "cmp {t}, {kl}\n",
             "je 3f\n",

@@ -176,34 +176,23 @@ macro_rules! last {
     };
 }
 
+/// Rounds 10..NR-1 (after round 9) over the registers listed, then their last rounds with the
+/// data XOR and the stores (both loops).
+macro_rules! last_rounds {
+    ($w:ident; $($r:literal)*) => {
+        concat!(
+            rounds_10_13!($w, "aesenc"; $($r)*),
+            key!($w, "12", "{kl}"),
+            $(last!($w, $r),)*
+        )
+    };
+}
+
 /// Rounds 10..NR-1 (after round 9) and the last round, the data XOR and the stores; loop end.
 macro_rules! tail_rounds {
     ($w:ident) => {
         concat!(
-            "lea {t}, [{k} + 160]\n",
-            "cmp {t}, {kl}\n",
-            "je 3f\n",
-            round!($w, "10"),
-            round!($w, "11"),
-            "lea {t}, [{k} + 192]\n",
-            "cmp {t}, {kl}\n",
-            "je 3f\n",
-            round!($w, "12"),
-            round!($w, "13"),
-            "3:\n",
-            key!($w, "12", "{kl}"),
-            last!($w, "0"),
-            last!($w, "1"),
-            last!($w, "2"),
-            last!($w, "3"),
-            last!($w, "4"),
-            last!($w, "5"),
-            last!($w, "6"),
-            last!($w, "7"),
-            last!($w, "8"),
-            last!($w, "9"),
-            last!($w, "10"),
-            last!($w, "11"),
+            last_rounds!($w; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
             "add {src}, {step}\n",
             "add {dst}, {step}\n",
             "dec {n}\n",
@@ -505,26 +494,7 @@ macro_rules! sel_loop {
             mround!($w, "aesenc", "7"; "0" "1" "2" "3" "4" "5" "6" "7"),
             mround!($w, "aesenc", "8"; "0" "1" "2" "3" "4" "5" "6" "7"),
             mround!($w, "aesenc", "9"; "0" "1" "2" "3" "4" "5" "6" "7"),
-            "lea {t}, [{k} + 160]\n",
-            "cmp {t}, {kl}\n",
-            "je 3f\n",
-            mround!($w, "aesenc", "10"; "0" "1" "2" "3" "4" "5" "6" "7"),
-            mround!($w, "aesenc", "11"; "0" "1" "2" "3" "4" "5" "6" "7"),
-            "lea {t}, [{k} + 192]\n",
-            "cmp {t}, {kl}\n",
-            "je 3f\n",
-            mround!($w, "aesenc", "12"; "0" "1" "2" "3" "4" "5" "6" "7"),
-            mround!($w, "aesenc", "13"; "0" "1" "2" "3" "4" "5" "6" "7"),
-            "3:\n",
-            key!($w, "12", "{kl}"),
-            last!($w, "0"),
-            last!($w, "1"),
-            last!($w, "2"),
-            last!($w, "3"),
-            last!($w, "4"),
-            last!($w, "5"),
-            last!($w, "6"),
-            last!($w, "7"),
+            last_rounds!($w; "0" "1" "2" "3" "4" "5" "6" "7"),
             "xor {q}, 32\n",
             "add {src}, {step}\n",
             "add {dst}, {step}\n",
