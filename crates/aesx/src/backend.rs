@@ -1579,16 +1579,22 @@ mod stack_depth {
                 if let (GhashKey::Vclmul(v), true) = (g, Backend::Vaes512.is_available()) {
                     let (k, mut acc) = (hw(k), 1u128);
                     // SAFETY: AVX-512 + VAES (checked above); VPCLMULQDQ (a `Vclmul` key).
+                    // Both tunings, whichever the vendor dispatches.
                     unsafe {
-                        vaes::zmm::gcm_seal(k, v, &ctr, &mut acc, buf);
-                        vaes::zmm::gcm_open(k, v, &ctr, &mut acc, buf);
+                        vaes::zmm::tuned::seal::<true>(k, v, &ctr, &mut acc, buf);
+                        vaes::zmm::tuned::open::<true>(k, v, &ctr, &mut acc, buf);
+                        vaes::zmm::tuned::seal::<false>(k, v, &ctr, &mut acc, buf);
+                        vaes::zmm::tuned::open::<false>(k, v, &ctr, &mut acc, buf);
                     }
                 }
             }),
             ("vaes zmm ghash", &|_, g, buf| {
                 if let (GhashKey::Vclmul(v), true) = (g, Backend::Vaes512.is_available()) {
                     // SAFETY: as above.
-                    unsafe { vaes::zmm::ghash(v, &mut 1u128, buf) };
+                    unsafe {
+                        vaes::zmm::tuned::ghash::<true>(v, &mut 1u128, buf);
+                        vaes::zmm::tuned::ghash::<false>(v, &mut 1u128, buf);
+                    }
                 }
             }),
             ("vaes ymm seal/open", &|k, g, buf| {

@@ -57,12 +57,6 @@ pub(crate) trait Vector: Copy {
     /// 16-byte blocks per register.
     const BLOCKS: usize;
     const BYTES: usize = 16 * Self::BLOCKS;
-    /// GHASH products by schoolbook (four multiplies, the middle terms summed with one
-    /// three-input XOR) and the reduction at full width before the lanes are folded, instead
-    /// of Karatsuba (three multiplies) and folding first: zmm, where the multiplier has room
-    /// and the vector logic does not (see [`gcm`], "Width", where it was measured).
-    const SCHOOLBOOK: bool = false;
-
     /// Unaligned load/store of a whole register at `p`.
     unsafe fn load(p: *const u8) -> Self;
     unsafe fn store(p: *mut u8, v: Self);

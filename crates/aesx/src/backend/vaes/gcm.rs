@@ -13,20 +13,27 @@
 //!   XORed together, and one reduction (2 PCLMULQDQ) is paid per 16 blocks. On Zen 3
 //!   VPCLMULQDQ (one ymm per 2 cycles) is the binding unit: 16 blocks cost 24 + 2 multiplies,
 //!   3.25 multiplies a block (an 8-block batch would cost 3.5).
-//! - Width (zmm, [`Vector::SCHOOLBOOK`]): on Intel the 512-bit vector work issues on two ports
-//!   only, one of them VAES's, while the zmm multiplier (4 products a cycle, `aes-limit`) has
-//!   room: so zmm multiplies by schoolbook (4 VPCLMULQDQ, the middle terms summed by one
-//!   VPTERNLOGQ; no halves-XOR, shuffle or Karatsuba fix-up), reduces the three sums at full
-//!   width and folds the four lanes of the result once (not of each sum), and spreads its four
-//!   GHASH steps over the AES rounds ([`hash_slot`]) instead of bunching them at the end.
-//!   Measured on an Intel AVX-512 guest (16 KiB seal, best of alternated runs): Karatsuba with
-//!   the GHASH at the end 17.9 / 13.1 GB/s (AES-128 / -256), schoolbook 19.1 / 14.2, spread
-//!   19.1 / 15.2. (The Linux kernel's zmm code also multiplies by schoolbook, for the same
-//!   reason.)
-//! - Encryption can only hash ciphertext it has produced: batch 0 is encrypted alone, each
-//!   iteration encrypts batch i while hashing batch i-1 (read back from the output, in L1),
-//!   and the last batch is hashed after the loop. Decryption hashes its input in the
-//!   iteration that decrypts it (loads before the stores of the same iteration).
+//! - Width and vendor (zmm, the const parameter `SB`): the two AVX-512 cores measured here
+//!   want different GHASH code, so the zmm kernel is instantiated twice and picked by vendor.
+//!   - Intel (`SB`): the 512-bit vector work issues on two ports only, one of them VAES's,
+//!     while the zmm multiplier (4 products a cycle, `aes-limit`) has room: so zmm multiplies
+//!     by schoolbook (4 VPCLMULQDQ, the middle terms summed by one VPTERNLOGQ; no halves-XOR,
+//!     shuffle or Karatsuba fix-up), reduces the three sums at full width and folds the four
+//!     lanes of the result once (not of each sum), and spreads its four GHASH steps over the
+//!     AES rounds ([`hash_slot`]) instead of bunching them at the end. Measured on an Intel
+//!     AVX-512 guest (16 KiB seal, best of alternated runs): Karatsuba with the GHASH at the
+//!     end 17.9 / 13.1 GB/s (AES-128 / -256), schoolbook 19.1 / 14.2, spread 19.1 / 15.2. (The
+//!     Linux kernel's zmm code also multiplies by schoolbook, for the same reason.)
+//!   - AMD Zen 4 (not `SB`): VAESENC and VPCLMULQDQ share two pipes, and in a loop of both
+//!     each zmm VPCLMULQDQ takes the place of one zmm VAESENC (`scripts/avx512-mix.c`: 10
+//!     VAESENC + 4 VPCLMULQDQ zmm run in 14 cycles, 10 alone in 10), while XOR, VPTERNLOGQ,
+//!     VPSHUFD and VPADDD ride free on the other two; so every multiply saved is a cycle:
+//!     Karatsuba (3 multiplies a register, the halves-XOR and fix-up on the free pipes), the
+//!     reduction at full width as above, the GHASH steps after the last rounds, and
+//!     encryption hashes the previous batch from the registers the AES rounds left it in
+//!     (`regs`) rather than loading it back. 16 KiB seal on the Zen 4 guest, alternated runs,
+//!     AES-128 / -256: the Intel tuning 10.8 / 9.2 GB/s, ciphertext in registers 11.5 / 9.8,
+//!     Karatsuba 12.2 / 10.7 (open 11.9 / 10.3 -> 12.1 / 10.6).
 //! - The GHASH state is XORed into block 0 only (lane 0 of the first vector).
 //! - Counters (inc32): the counter block is byte-reversed once, so its inc32 word is the low
 //!   32-bit word of each 128-bit lane; VPADDD adds the block index (wrapping mod 2^32: exactly
@@ -57,6 +64,8 @@ use crate::backend::ghash_soft::mul_x;
 pub(crate) const BATCH: usize = 16;
 /// Registers per iteration at the narrowest width (ymm).
 const MAXV: usize = 8;
+/// Registers of a batch at zmm width, the only one that keeps a batch in registers (`regs`).
+const ZV: usize = BATCH / 4;
 /// Registers of counter blocks per iteration (at most `MAXV`).
 const GV: usize = 8;
 
@@ -69,6 +78,17 @@ const fn nb<V: Vector>() -> usize {
         BATCH
     }
 }
+/// Whether encryption hashes each batch's ciphertext from the registers the AES rounds left it
+/// in (zmm on AMD) rather than reading it back from the output (ymm, whose 16 registers hold
+/// no second batch, and zmm on Intel, measured there before this existed).
+///
+/// Zen 4 (`SB` false at zmm): 16 KiB seal 10.8 -> 11.5 GB/s (AES-128) and 9.2 -> 9.8 (AES-256)
+/// against reading back, whose 64-byte loads follow the 64-byte stores of the iteration before.
+#[inline(always)]
+const fn regs<V: Vector, const SB: bool>() -> bool {
+    V::BYTES == 64 && !SB
+}
+
 /// Zero blocks after the powers, so a partial zmm register of powers stays inside the table.
 const PAD: usize = 4;
 
@@ -172,7 +192,7 @@ unsafe fn acc_zero<V: Vector>() -> Acc<V> {
 
 /// `a += y * (pow[j], pow[j+1], ...)` lane-wise; `y` is byte-reflected data.
 #[inline(always)]
-unsafe fn mul_acc<V: Vector>(a: &mut Acc<V>, k: &Key, j: usize, y: V) {
+unsafe fn mul_acc<V: Vector, const SB: bool>(a: &mut Acc<V>, k: &Key, j: usize, y: V) {
     debug_assert!(j + V::BLOCKS <= BATCH + PAD);
     // SAFETY: the caller's CPU runs `V` with VPCLMULQDQ; `V::BYTES` bytes from entry `j` lie
     // inside `pow`/`kara` (`j + BLOCKS <= BATCH + PAD`), pointers derived from the whole arrays.
@@ -180,7 +200,7 @@ unsafe fn mul_acc<V: Vector>(a: &mut Acc<V>, k: &Key, j: usize, y: V) {
         let p = V::load_key(k.pow.as_ptr().cast::<u8>().add(16 * j));
         a.lo = V::xor(a.lo, V::clmul::<0x00>(y, p));
         a.hi = V::xor(a.hi, V::clmul::<0x11>(y, p));
-        if V::SCHOOLBOOK {
+        if SB {
             // MI is the whole middle term here: no fix-up in `reduce`.
             a.mi = V::xor3(a.mi, V::clmul::<0x01>(y, p), V::clmul::<0x10>(y, p));
             return;
@@ -194,30 +214,38 @@ unsafe fn mul_acc<V: Vector>(a: &mut Acc<V>, k: &Key, j: usize, y: V) {
 /// Hashes one register of raw (GCM-order) blocks `d` against the powers from entry `j`; with
 /// `s`, the running state is XORed into its block 0 first.
 #[inline(always)]
-unsafe fn hash_vec<V: Vector>(a: &mut Acc<V>, k: &Key, j: usize, d: V, bs: V, s: Option<__m128i>) {
+unsafe fn hash_vec<V: Vector, const SB: bool>(
+    a: &mut Acc<V>,
+    k: &Key,
+    j: usize,
+    d: V,
+    bs: V,
+    s: Option<__m128i>,
+) {
     // SAFETY: forwarded from the caller.
     unsafe {
         let mut y = V::shuffle_bytes(d, bs);
         if let Some(s) = s {
             y = V::xor(y, V::zext128(s));
         }
-        mul_acc(a, k, j, y);
+        mul_acc::<V, SB>(a, k, j, y);
     }
 }
 
-/// Lanes XORed together, Karatsuba fix-up and one reduction: the new GHASH state. With
-/// [`Vector::SCHOOLBOOK`] (no fix-up) every lane is reduced at full width first and only the
-/// result is folded: the reduction is linear, so this is the same value, and one fold costs
-/// a third of three.
+/// Karatsuba fix-up (unless `SB`: schoolbook has none), one reduction and the lanes XORed
+/// together: the new GHASH state. On zmm every lane is reduced at full width first and only
+/// the result is folded (the reduction is linear, so this is the same value, and one fold costs
+/// a third of three); on ymm the three sums are folded first, then reduced at xmm width.
 #[inline(always)]
-unsafe fn reduce<V: Vector>(a: Acc<V>) -> __m128i {
+unsafe fn reduce<V: Vector, const SB: bool>(a: Acc<V>) -> __m128i {
     // SAFETY: the caller's CPU runs `V` and PCLMULQDQ.
     unsafe {
-        if V::SCHOOLBOOK {
+        if SB || V::BYTES == 64 {
             // `clmul::reduce3` lane-wise.
             let p = V::splat_qwords(&[0xc200_0000_0000_0000, 0]);
             let t = V::clmul::<0x00>(a.lo, p);
-            let mi = V::xor3(a.mi, t, V::swap_halves(a.lo));
+            let ami = if SB { a.mi } else { V::xor3(a.mi, a.lo, a.hi) };
+            let mi = V::xor3(ami, t, V::swap_halves(a.lo));
             let t = V::clmul::<0x00>(mi, p);
             return V::fold128(V::xor3(a.hi, t, V::swap_halves(mi)));
         }
@@ -249,14 +277,14 @@ unsafe fn ctr_vec<V: Vector>(c: V, i: usize, bs: V) -> V {
 }
 
 /// Which register of the batch (if any) is hashed after AES round `r` of `nr`: one after each
-/// of the last `nv` middle rounds; with [`Vector::SCHOOLBOOK`] (zmm, 4 registers) spread over
+/// of the last `nv` middle rounds; with `SB` (zmm on Intel, 4 registers) spread over
 /// the rounds instead, registers 1, 2, 3 early and register 0 (which takes the previous
 /// batch's state) after the last middle round, so the multiplies and XORs on the two vector
 /// ports Intel has for 512-bit work are spread between the AES rounds rather than bunched at
 /// the end.
 #[inline(always)]
-const fn hash_slot<V: Vector>(r: usize, nv: usize, nr: usize) -> Option<usize> {
-    if V::SCHOOLBOOK && nv > 1 {
+const fn hash_slot<const SB: bool>(r: usize, nv: usize, nr: usize) -> Option<usize> {
+    if SB && nv > 1 {
         let mut k = 0;
         while k < nv {
             if r == 1 + k * (nr - 2) / (nv - 1) {
@@ -276,15 +304,15 @@ const fn hash_slot<V: Vector>(r: usize, nv: usize, nr: usize) -> Option<usize> {
 /// the 16 blocks at `hash` interleaved into the AES rounds; returns the new state. `hash` may
 /// equal `out` (decryption): every load of it precedes the stores.
 #[inline(always)]
-unsafe fn batch<V: Vector, const NR: usize, const HASH: bool>(
+unsafe fn batch<V: Vector, const NR: usize, const HASH: bool, const SB: bool>(
     rk: &Keys,
     k: &Key,
     c: V,
     s: __m128i,
-    hash: *const u8,
+    hash: Src<V>,
     out: *mut u8,
     bs: V,
-) -> __m128i {
+) -> (__m128i, [V; ZV]) {
     let nv = nb::<V>() / V::BLOCKS;
     let j0 = BATCH - nb::<V>();
     // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `hash` and `out` point to
@@ -303,9 +331,12 @@ unsafe fn batch<V: Vector, const NR: usize, const HASH: bool>(
                 for v in x.iter_mut().take(nv) {
                     *v = V::aesenc(*v, kr);
                 }
-                if HASH && let Some(i) = hash_slot::<V>($r, nv, NR) {
-                    let d = V::load(hash.add(V::BYTES * i));
-                    hash_vec(&mut a, k, j0 + V::BLOCKS * i, d, bs, (i == 0).then_some(s));
+                if HASH && let Some(i) = hash_slot::<SB>($r, nv, NR) {
+                    let d = match hash {
+                        Src::Mem(h) => V::load(h.add(V::BYTES * i)),
+                        Src::Regs(r) => r[i],
+                    };
+                    hash_vec::<V, SB>(&mut a, k, j0 + V::BLOCKS * i, d, bs, (i == 0).then_some(s));
                 }
             };
         }
@@ -335,14 +366,24 @@ unsafe fn batch<V: Vector, const NR: usize, const HASH: bool>(
                 round!(r);
             }
         }
-        let s = if HASH { reduce(a) } else { s };
+        let s = if HASH { reduce::<V, SB>(a) } else { s };
         for i in 0..nv {
             let p = out.add(V::BYTES * i);
             let d = V::xor(V::round_key(&rk.enc[NR]), V::load(p));
-            V::store(p, V::aesenclast(x[i], d));
+            x[i] = V::aesenclast(x[i], d);
+            V::store(p, x[i]);
         }
-        s
+        (s, [x[0], x[1], x[2], x[3]])
     }
+}
+
+/// Where a batch's GHASH input comes from: memory (decryption: its own input; ymm/xmm
+/// encryption: the previous batch's output, read back) or registers (zmm encryption: the
+/// previous batch's output as it was computed).
+#[derive(Clone, Copy)]
+enum Src<V> {
+    Mem(*const u8),
+    Regs([V; ZV]),
 }
 
 /// `n` (>= 1) full batches with GHASH: batch `i` at `out + 256 i` is encrypted while the 16
@@ -350,7 +391,7 @@ unsafe fn batch<V: Vector, const NR: usize, const HASH: bool>(
 /// ([`super::gcm_ymm`]); other widths loop over [`batch`]. Returns the next counters and state.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn batches<V: Vector, const NR: usize>(
+unsafe fn batches<V: Vector, const NR: usize, const SB: bool>(
     rk: &Keys,
     k: &Key,
     mut c: V,
@@ -373,31 +414,45 @@ unsafe fn batches<V: Vector, const NR: usize>(
         }
         let inc = step::<V>(nb::<V>());
         for i in 0..n {
-            s = batch::<V, NR, true>(rk, k, c, s, hash.add(w * i), out.add(w * i), bs);
+            let h = Src::Mem(hash.add(w * i));
+            s = batch::<V, NR, true, SB>(rk, k, c, s, h, out.add(w * i), bs).0;
             c = V::add32(c, inc);
         }
         (c, s)
     }
 }
 
-/// GHASH of one full batch of 16 blocks at `data` (no AES).
+/// GHASH of one full batch of 16 blocks (no AES), from memory or registers.
 #[inline(always)]
-unsafe fn hash_batch<V: Vector>(k: &Key, s: __m128i, data: *const u8, bs: V) -> __m128i {
-    // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; `data` points to 16 whole blocks.
+unsafe fn hash_batch<V: Vector, const SB: bool>(
+    k: &Key,
+    s: __m128i,
+    data: Src<V>,
+    bs: V,
+) -> __m128i {
+    // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; `Src::Mem` points to 16 whole blocks.
     unsafe {
         let mut a = acc_zero::<V>();
         let j0 = BATCH - nb::<V>();
         for i in 0..nb::<V>() / V::BLOCKS {
-            let d = V::load(data.add(V::BYTES * i));
-            hash_vec(&mut a, k, j0 + V::BLOCKS * i, d, bs, (i == 0).then_some(s));
+            let d = match data {
+                Src::Mem(p) => V::load(p.add(V::BYTES * i)),
+                Src::Regs(r) => r[i],
+            };
+            hash_vec::<V, SB>(&mut a, k, j0 + V::BLOCKS * i, d, bs, (i == 0).then_some(s));
         }
-        reduce(a)
+        reduce::<V, SB>(a)
     }
 }
 
 /// GHASH of `buf` (1..15 whole blocks) in `N` registers, the last possibly partial.
 #[inline(always)]
-unsafe fn hash_tail<V: Vector, const N: usize>(k: &Key, s: __m128i, buf: &[u8], bs: V) -> __m128i {
+unsafe fn hash_tail<V: Vector, const SB: bool, const N: usize>(
+    k: &Key,
+    s: __m128i,
+    buf: &[u8],
+    bs: V,
+) -> __m128i {
     let m = buf.len() / 16;
     debug_assert!(m < nb::<V>() && m.div_ceil(V::BLOCKS) == N);
     // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; loads stay in `buf` (`load_at`).
@@ -405,7 +460,7 @@ unsafe fn hash_tail<V: Vector, const N: usize>(k: &Key, s: __m128i, buf: &[u8], 
         let mut a = acc_zero::<V>();
         for i in 0..N {
             let d = load_at::<V, true>(buf, i, N);
-            hash_vec(
+            hash_vec::<V, SB>(
                 &mut a,
                 k,
                 BATCH - m + V::BLOCKS * i,
@@ -414,13 +469,13 @@ unsafe fn hash_tail<V: Vector, const N: usize>(k: &Key, s: __m128i, buf: &[u8], 
                 (i == 0).then_some(s),
             );
         }
-        reduce(a)
+        reduce::<V, SB>(a)
     }
 }
 
 /// The tail of a seal or open: 1..15 whole blocks in `N` registers; one reduction.
 #[inline(always)]
-unsafe fn tail<V: Vector, const NR: usize, const N: usize>(
+unsafe fn tail<V: Vector, const NR: usize, const SB: bool, const N: usize>(
     rk: &Keys,
     k: &Key,
     c: V,
@@ -432,7 +487,7 @@ unsafe fn tail<V: Vector, const NR: usize, const N: usize>(
     // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; accesses stay in `buf`.
     unsafe {
         if !seal {
-            *s = hash_tail::<V, N>(k, *s, buf, bs);
+            *s = hash_tail::<V, SB, N>(k, *s, buf, bs);
         }
         let k0 = V::round_key(&rk.enc[0]);
         let mut x = [V::zero(); N];
@@ -450,7 +505,7 @@ unsafe fn tail<V: Vector, const NR: usize, const N: usize>(
             store_at::<V, true>(buf, i, N, V::aesenclast(x[i], d));
         }
         if seal {
-            *s = hash_tail::<V, N>(k, *s, buf, bs);
+            *s = hash_tail::<V, SB, N>(k, *s, buf, bs);
         }
     }
 }
@@ -470,7 +525,7 @@ unsafe fn setup<V: Vector>(ctr: &[u8; 16]) -> (V, V) {
 
 /// Encrypts whole blocks with CTR32 from `ctr`, then hashes the ciphertext into `acc`.
 #[inline(always)]
-pub(crate) unsafe fn seal<V: Vector, const NR: usize>(
+pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool>(
     rk: &Keys,
     k: &Key,
     ctr: &[u8; 16],
@@ -490,17 +545,29 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize>(
         let p = body.as_mut_ptr();
         if full > 0 {
             // Prologue: batch 0 encrypted, nothing to hash yet.
-            batch::<V, NR, false>(rk, k, c, s, p, p, bs);
+            let (_, mut y) = batch::<V, NR, false, SB>(rk, k, c, s, Src::Mem(p), p, bs);
             c = V::add32(c, inc);
-            if full > 1 {
-                (c, s) = batches::<V, NR>(rk, k, c, s, p, p.add(16 * n), full - 1, bs);
+            if regs::<V, SB>() {
+                // Each batch hashes the previous one's ciphertext as it left the AES rounds.
+                for i in 1..full {
+                    let out = p.add(16 * n * i);
+                    (s, y) = batch::<V, NR, true, SB>(rk, k, c, s, Src::Regs(y), out, bs);
+                    c = V::add32(c, inc);
+                }
+            } else if full > 1 {
+                (c, s) = batches::<V, NR, SB>(rk, k, c, s, p, p.add(16 * n), full - 1, bs);
             }
             // Epilogue: hash the last batch.
-            s = hash_batch::<V>(k, s, p.add(16 * n * (full - 1)), bs);
+            let last = if regs::<V, SB>() {
+                Src::Regs(y)
+            } else {
+                Src::Mem(p.add(16 * n * (full - 1)))
+            };
+            s = hash_batch::<V, SB>(k, s, last, bs);
         }
         by_count!(
             rest.len().div_ceil(V::BYTES),
-            tail::<V, NR>(rk, k, c, &mut s, rest, true, bs)
+            tail::<V, NR, SB>(rk, k, c, &mut s, rest, true, bs)
         );
         *acc = clmul::m_to_u128(s);
     }
@@ -508,7 +575,7 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize>(
 
 /// Hashes whole ciphertext blocks into `acc`, then decrypts them with CTR32 from `ctr`.
 #[inline(always)]
-pub(crate) unsafe fn open<V: Vector, const NR: usize>(
+pub(crate) unsafe fn open<V: Vector, const NR: usize, const SB: bool>(
     rk: &Keys,
     k: &Key,
     ctr: &[u8; 16],
@@ -525,11 +592,11 @@ pub(crate) unsafe fn open<V: Vector, const NR: usize>(
         let (body, rest) = buf.split_at_mut(16 * n * full);
         let p = body.as_mut_ptr();
         if full > 0 {
-            (c, s) = batches::<V, NR>(rk, k, c, s, p, p, full, bs);
+            (c, s) = batches::<V, NR, SB>(rk, k, c, s, p, p, full, bs);
         }
         by_count!(
             rest.len().div_ceil(V::BYTES),
-            tail::<V, NR>(rk, k, c, &mut s, rest, false, bs)
+            tail::<V, NR, SB>(rk, k, c, &mut s, rest, false, bs)
         );
         *acc = clmul::m_to_u128(s);
     }
@@ -537,7 +604,7 @@ pub(crate) unsafe fn open<V: Vector, const NR: usize>(
 
 /// `acc <- GHASH update over data` (whole blocks).
 #[inline(always)]
-pub(crate) unsafe fn ghash<V: Vector>(k: &Key, acc: &mut u128, data: &[u8]) {
+pub(crate) unsafe fn ghash<V: Vector, const SB: bool>(k: &Key, acc: &mut u128, data: &[u8]) {
     debug_assert!(data.len().is_multiple_of(16));
     // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; every access stays in `data`.
     unsafe {
@@ -545,19 +612,19 @@ pub(crate) unsafe fn ghash<V: Vector>(k: &Key, acc: &mut u128, data: &[u8]) {
         let mut s = clmul::u128_to_m(*acc);
         let mut chunks = data.chunks_exact(16 * nb::<V>());
         for c in &mut chunks {
-            s = hash_batch::<V>(k, s, c.as_ptr(), bs);
+            s = hash_batch::<V, SB>(k, s, Src::Mem(c.as_ptr()), bs);
         }
         let rest = chunks.remainder();
         s = match rest.len().div_ceil(V::BYTES) {
             0 => s,
-            1 => hash_tail::<V, 1>(k, s, rest, bs),
-            2 => hash_tail::<V, 2>(k, s, rest, bs),
-            3 => hash_tail::<V, 3>(k, s, rest, bs),
-            4 => hash_tail::<V, 4>(k, s, rest, bs),
-            5 => hash_tail::<V, 5>(k, s, rest, bs),
-            6 => hash_tail::<V, 6>(k, s, rest, bs),
-            7 => hash_tail::<V, 7>(k, s, rest, bs),
-            _ => hash_tail::<V, 8>(k, s, rest, bs),
+            1 => hash_tail::<V, SB, 1>(k, s, rest, bs),
+            2 => hash_tail::<V, SB, 2>(k, s, rest, bs),
+            3 => hash_tail::<V, SB, 3>(k, s, rest, bs),
+            4 => hash_tail::<V, SB, 4>(k, s, rest, bs),
+            5 => hash_tail::<V, SB, 5>(k, s, rest, bs),
+            6 => hash_tail::<V, SB, 6>(k, s, rest, bs),
+            7 => hash_tail::<V, SB, 7>(k, s, rest, bs),
+            _ => hash_tail::<V, SB, 8>(k, s, rest, bs),
         };
         *acc = clmul::m_to_u128(s);
     }
@@ -683,11 +750,19 @@ mod tests {
             );
             return;
         }
+        // Both tunings, whatever the vendor: the dispatcher picks one by vendor.
+        use super::super::zmm::tuned;
         check(
-            "zmm",
-            super::super::zmm::gcm_seal,
-            super::super::zmm::gcm_open,
-            super::super::zmm::ghash,
+            "zmm (Intel tuning)",
+            tuned::seal::<true>,
+            tuned::open::<true>,
+            tuned::ghash::<true>,
+        );
+        check(
+            "zmm (AMD tuning)",
+            tuned::seal::<false>,
+            tuned::open::<false>,
+            tuned::ghash::<false>,
         );
     }
 

@@ -12,7 +12,6 @@ pub(crate) use crate::backend::aesni::cbc_encrypt;
 
 impl Vector for __m512i {
     const BLOCKS: usize = 4;
-    const SCHOOLBOOK: bool = true;
 
     #[inline(always)]
     unsafe fn load(p: *const u8) -> Self {
@@ -206,10 +205,12 @@ pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
 }
 
 // GCM entry points (`backend::vclmul_seal_open`). SAFETY (all): callers check
-// `Backend::Vaes512.is_available()` and VPCLMULQDQ + PCLMULQDQ first.
+// `Backend::Vaes512.is_available()` and VPCLMULQDQ + PCLMULQDQ first. `SB` is the tuning
+// (see [`gcm`], "Width"): Intel's (schoolbook, spread) or AMD's (Karatsuba, ciphertext kept in
+// registers), chosen by vendor in [`gcm_seal`] / [`gcm_open`].
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
-fn gcm_seal_nr<const NR: usize>(
+fn gcm_seal_nr<const NR: usize, const SB: bool>(
     k: &Keys,
     h: &gcm::Key,
     ctr: &[u8; 16],
@@ -217,10 +218,10 @@ fn gcm_seal_nr<const NR: usize>(
     buf: &mut [u8],
 ) {
     // SAFETY: the target features above.
-    unsafe { gcm::seal::<__m512i, NR>(k, h, ctr, acc, buf) }
+    unsafe { gcm::seal::<__m512i, NR, SB>(k, h, ctr, acc, buf) }
 }
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
-fn gcm_open_nr<const NR: usize>(
+fn gcm_open_nr<const NR: usize, const SB: bool>(
     k: &Keys,
     h: &gcm::Key,
     ctr: &[u8; 16],
@@ -228,12 +229,28 @@ fn gcm_open_nr<const NR: usize>(
     buf: &mut [u8],
 ) {
     // SAFETY: the target features above.
-    unsafe { gcm::open::<__m512i, NR>(k, h, ctr, acc, buf) }
+    unsafe { gcm::open::<__m512i, NR, SB>(k, h, ctr, acc, buf) }
 }
+#[cfg(test)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
-fn ghash_inner(h: &gcm::Key, acc: &mut u128, data: &[u8]) {
+fn ghash_inner<const SB: bool>(h: &gcm::Key, acc: &mut u128, data: &[u8]) {
     // SAFETY: the target features above.
-    unsafe { gcm::ghash::<__m512i>(h, acc, data) }
+    unsafe { gcm::ghash::<__m512i, SB>(h, acc, data) }
+}
+
+/// Runs `$f::<NR, SB>`: the round count from the key, `SB` (Intel's tuning) unless the CPU
+/// is AMD's.
+macro_rules! by_nr_vendor {
+    ($rounds:expr, $f:ident ( $($a:expr),* )) => {
+        match ($rounds, crate::cpu::amd_like()) {
+            (10, true) => $f::<10, false>($($a),*),
+            (12, true) => $f::<12, false>($($a),*),
+            (_, true) => $f::<14, false>($($a),*),
+            (10, false) => $f::<10, true>($($a),*),
+            (12, false) => $f::<12, true>($($a),*),
+            (_, false) => $f::<14, true>($($a),*),
+        }
+    };
 }
 
 /// Fused CTR32 + GHASH of the ciphertext, whole blocks (see [`gcm`]).
@@ -248,7 +265,7 @@ pub(crate) unsafe fn gcm_seal(
     buf: &mut [u8],
 ) {
     // SAFETY: the caller checked the features.
-    unsafe { by_nr!(k.rounds, gcm_seal_nr(k, h, ctr, acc, buf)) }
+    unsafe { by_nr_vendor!(k.rounds, gcm_seal_nr(k, h, ctr, acc, buf)) }
 }
 /// GHASH of the ciphertext fused with its CTR32 decryption, whole blocks.
 ///
@@ -262,14 +279,57 @@ pub(crate) unsafe fn gcm_open(
     buf: &mut [u8],
 ) {
     // SAFETY: the caller checked the features.
-    unsafe { by_nr!(k.rounds, gcm_open_nr(k, h, ctr, acc, buf)) }
+    unsafe { by_nr_vendor!(k.rounds, gcm_open_nr(k, h, ctr, acc, buf)) }
 }
-/// GHASH only, whole blocks.
-///
-/// # Safety
-/// As for [`gcm_seal`].
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) unsafe fn ghash(h: &gcm::Key, acc: &mut u128, data: &[u8]) {
-    // SAFETY: the caller checked the features.
-    unsafe { ghash_inner(h, acc, data) }
+
+/// [`gcm_seal`] / [`gcm_open`] with the tuning chosen by the caller, so that the tests run both
+/// on any AVX-512 CPU, and GHASH alone (production hashes long AAD with the ymm kernel).
+#[cfg(test)]
+pub(crate) mod tuned {
+    use super::*;
+
+    /// # Safety
+    /// As for [`gcm_seal`].
+    pub(crate) unsafe fn seal<const SB: bool>(
+        k: &Keys,
+        h: &gcm::Key,
+        c: &[u8; 16],
+        a: &mut u128,
+        b: &mut [u8],
+    ) {
+        // SAFETY: the caller checked the features.
+        unsafe {
+            match k.rounds {
+                10 => gcm_seal_nr::<10, SB>(k, h, c, a, b),
+                12 => gcm_seal_nr::<12, SB>(k, h, c, a, b),
+                _ => gcm_seal_nr::<14, SB>(k, h, c, a, b),
+            }
+        }
+    }
+    /// # Safety
+    /// As for [`gcm_seal`].
+    pub(crate) unsafe fn open<const SB: bool>(
+        k: &Keys,
+        h: &gcm::Key,
+        c: &[u8; 16],
+        a: &mut u128,
+        b: &mut [u8],
+    ) {
+        // SAFETY: the caller checked the features.
+        unsafe {
+            match k.rounds {
+                10 => gcm_open_nr::<10, SB>(k, h, c, a, b),
+                12 => gcm_open_nr::<12, SB>(k, h, c, a, b),
+                _ => gcm_open_nr::<14, SB>(k, h, c, a, b),
+            }
+        }
+    }
+    /// GHASH only, whole blocks.
+    ///
+    /// # Safety
+    /// As for [`gcm_seal`].
+    pub(crate) unsafe fn ghash<const SB: bool>(h: &gcm::Key, a: &mut u128, d: &[u8]) {
+        // SAFETY: the caller checked the features.
+        unsafe { ghash_inner::<SB>(h, a, d) }
+    }
 }
