@@ -17,11 +17,19 @@ if [ -z "${AESX:-}" ]; then
   AESX=$ROOT/target/release/aesx
 fi
 TMP=$(mktemp)
-trap 'rm -f "$TMP"' EXIT
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
-for _ in $(seq 1 "$N"); do
-  "$AESX" bench --ops "$OP" --sizes "$SIZE" --json 2>/dev/null |
-    sed -n 's/.*"backend":"\([a-z0-9]*\)".*"gbps":\([0-9.]*\).*/\1 \2/p' >>"$TMP"
+# Steal time (the hypervisor running something else on this vCPU, /proc/stat field 9, in
+# clock ticks) is read around each process: a process whose worst numbers come with steal was
+# slowed by the VM, not by where its memory landed.
+steal() { awk '/^cpu /{print $9}' /proc/stat; }
+PROCS=$(mktemp)
+trap 'rm -f "$TMP" "$PROCS"' EXIT
+for i in $(seq 1 "$N"); do
+  s0=$(steal)
+  line=$("$AESX" bench --ops "$OP" --sizes "$SIZE" --json 2>/dev/null |
+    sed -n 's/.*"backend":"\([a-z0-9]*\)".*"gbps":\([0-9.]*\).*/\1 \2/p' | tee -a "$TMP" |
+    grep -v '^soft ' | tr '\n' ' ')
+  echo "process $i: steal $(($(steal) - s0)) ticks; $line" >>"$PROCS"
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "$N fresh processes of: aesx bench --ops $OP --sizes $SIZE  (load average before: $load0, after: $load1)"
@@ -31,5 +39,9 @@ for b in $(cut -d' ' -f1 "$TMP" | sort -u); do
   grep "^$b " "$TMP" | cut -d' ' -f2 | sort -g | awk -v b="$b" '
     { v[NR] = $1 }
     END { med = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-          printf "%-8s  %.4f  %.4f  %.4f  %.1f%%\n", b, v[NR], med, v[1], 100 * (1 - v[1] / v[NR]) }'
+          printf "%-8s  %.4f  %.4f  %.4f  %.1f%%   (all, worst first:", b, v[NR], med, v[1], 100 * (1 - v[1] / v[NR])
+          for (i = 1; i <= NR; i++) printf " %.4f", v[i]
+          printf ")\n" }'
 done
+echo "per process (GB/s per backend, and the steal time the VM took during it):"
+cat "$PROCS"

@@ -81,10 +81,11 @@ fn word_to_basis(w: i32) -> i32 {
 // message, GB/s, best of three alternated runs, `fugue_rounds_v1` / `fugue_rounds` (groups in
 // registers): Fugue-224 0.46 / 0.44, -256 0.46 / 0.45, -384 0.311 / 0.240, -512 0.183 / 0.234.
 // Each machine has one size it runs far below the others (the work per word is 2, 2, 3 and 4
-// SMIX); which one is a matter of code generation we did not pin down. On Intel, Fugue-512 runs
-// on `fugue_rounds`; on AMD it stays on `fugue_rounds_v1`, which was tuned and measured on
-// Zen 4 (1.5x Calik's code there) and has not been compared with the other on an AMD CPU with
-// GFNI.
+// SMIX); which one is a matter of code generation we did not pin down. Session 11, on an AMD
+// Zen 4 guest with GFNI (family 25 model 17), six fresh processes of each alternated:
+// Fugue-512 on `fugue_rounds_v1` best 0.2274 GB/s, median 0.2236, worst 0.2131 (the spread the
+// issue on steadiness is about: 6.5% over 20 processes); on `fugue_rounds` 0.2306 / 0.2302 /
+// 0.2272. So Fugue-512 runs on `fugue_rounds` on every vendor, the other sizes on v1.
 const MEM_GROUPS: bool = false;
 
 use super::{FugueBackend, Params, State};
@@ -99,10 +100,10 @@ mod v2 {
     super::super::simd::fugue_rounds!("gfni,ssse3,avx2,avx512f,avx512bw,avx512vl", Gfni);
 }
 
-/// Whether this size runs on `fugue_rounds` (see above).
+/// Whether this size runs on `fugue_rounds` (see above): Fugue-512.
 #[inline]
 fn second_machine(p: &Params) -> bool {
-    p.k == 4 && !crate::cpu::amd_like()
+    p.k == 4
 }
 
 /// Absorbs `words` (whole 4-byte words), then runs `extra` plain rounds.
