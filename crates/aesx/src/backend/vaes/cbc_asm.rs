@@ -217,8 +217,9 @@ macro_rules! cbc_head {
 /// loop has two iterations or more, those blocks and the first iteration (13-16 blocks) run as
 /// two heads of 8 registers (8 blocks, then the other 5-8), and the loop one iteration less.
 /// A head of 4 registers is bound by AESDEC's latency (4 blocks in flight, 4 cycles a round:
-/// half the rate of 8), so this takes about 20 cycles off e.g. a 16 KiB call (1024 blocks, 4
-/// left over). `{s}` is scratch; `{r}` and `{n}` are changed.
+/// half the rate of 8): 56 cycles for AES-256's 14 rounds, where the two 8-block heads take
+/// about as long as the 4-block head and one iteration would at full rate. Used for AES-256
+/// (see [`xmm`]). `{s}` is scratch; `{r}` and `{n}` are changed.
 macro_rules! cbc_heads {
     ($fin:ident, $fin0:ident) => {
         concat!(
@@ -250,15 +251,15 @@ macro_rules! cbc_heads {
 
 /// CBC decryption of `{r} + 12 * {n}` blocks (`{n}` >= 1) on xmm: the decryption schedule
 /// derived from the encryption schedule at `{e}` into the 16-byte slots at `{k}` (`{kl}` the
-/// last), [`cbc_heads`] for the `{r}` blocks that do not fill an iteration (4, 8 or 12
-/// registers, the fewest that hold them, or two of 8 with the first iteration), the loop, and
-/// the schedule slots, xmm12 and xmm15 (round keys, and round keys XORed with ciphertext)
-/// zeroed at the end.
+/// last), `$heads` for the `{r}` blocks that do not fill an iteration (`heads!(cbc_head!(..))`:
+/// 4, 8 or 12 registers, the fewest that hold them; or [`cbc_heads`]), the loop, and the
+/// schedule slots, xmm12 and xmm15 (round keys, and round keys XORed with ciphertext) zeroed
+/// at the end.
 macro_rules! cbc_xmm {
-    ($fin:ident, $fin0:ident) => {
+    ($fin:ident, $fin0:ident, $heads:expr) => {
         concat!(
             derive_dk!(),
-            cbc_heads!($fin, $fin0),
+            $heads,
             cbc_loop!(x, $fin, $fin0),
             "pxor xmm15, xmm15\n",
             zero_dk!(),
@@ -337,9 +338,9 @@ pub(crate) unsafe fn xmm(
     let k = dk.cast::<u8>();
     let mut c = chain;
     macro_rules! run {
-        ($fin:ident, $fin0:ident) => {
+        ($fin:ident, $fin0:ident, $heads:expr) => {
             asm!(
-                cbc_xmm!($fin, $fin0),
+                cbc_xmm!($fin, $fin0, $heads),
                 e = in(reg) enc.as_ptr(),
                 k = in(reg) k,
                 kl = in(reg) k.add(16 * rounds),
@@ -372,11 +373,21 @@ pub(crate) unsafe fn xmm(
     // --backends aesni --sizes 1K,16K,1M --ops cbc-dec --keys 128`, three runs alternated:
     // 16 KiB 9.94-10.08 against 10.10-10.19 GB/s); aligning the loop (`.p2align 6`) did not
     // recover it. A front-end effect, not understood.
+    // Two 8-block heads ([`cbc_heads`]) for AES-256 only. Session 11, Zen 4, `aesx bench
+    // --backends aesni --ops cbc-dec --sizes 400,1K,4K,16K`, six runs alternated with the
+    // 4-block head, best: AES-256 1 KiB 6.79 -> 7.82 GB/s, 4 KiB 7.96 -> 8.25, 16 KiB 1.007x;
+    // AES-192 0.98-1.005x; AES-128 (its chaining XOR after the last round) 0.992-0.997x.
     unsafe {
         if rounds == 10 {
-            run!(fin_after, fin0_after)
+            run!(
+                fin_after,
+                fin0_after,
+                heads!(cbc_head!(fin_after, fin0_after))
+            )
+        } else if rounds == 12 {
+            run!(fin, fin0, heads!(cbc_head!(fin, fin0)))
         } else {
-            run!(fin, fin0)
+            run!(fin, fin0, cbc_heads!(fin, fin0))
         }
     }
     c
