@@ -285,7 +285,7 @@ fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
             // Up to 20 blocks take the small-message paths of the hardware backends
             // (`aesni::decrypt4` up to four, `decrypt12` from nine, chunks of twelve from 13),
             // which the 85-block case never reaches; 28 (4 left over from 24) the two 8-block
-            // heads of `aesni`'s assembly (the 85-block case, 1 left over, does too).
+            // heads of `aesni`'s AES-256 assembly (the 85-block case, 1 left over, does too).
             for small in [3, 9, 17, 28] {
                 let k5 = k5.clone();
                 v.push(Case::new(
@@ -361,7 +361,8 @@ fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
         // Up to 20 blocks: the small-message paths of the hardware backends
         // (`aesni::decrypt4` up to four, `decrypt12` from nine, chunks of twelve from 13;
         // AESIMC of each round key on the fly); 28 (4 left over from 24): the two 8-block
-        // heads of `aesni`'s CBC-decryption assembly, which 69 blocks (9 over) do not reach.
+        // heads of `aesni`'s AES-256 CBC-decryption assembly, which 69 blocks (9 over) do not
+        // reach.
         for small in [3, 9, 17, 28] {
             v.push(Case::new(
                 format!("cbc-decrypt-{small}blk-{bits}"),
