@@ -2,7 +2,9 @@
 # Run-to-run steadiness of aesx's Fugue: N fresh processes of
 #   aesx bench --ops OP --sizes SIZE --json
 # (each process gets its own stack/heap placement from ASLR), then per backend the best, the
-# median and the worst GB/s and the spread (worst to best, relative to the best).
+# median and the worst GB/s and the spread (worst to best, relative to the best), and every
+# process's numbers with the steal time around it: a slowdown shared by every backend of one
+# process is the machine, a backend alone slow in some processes is placement.
 #
 #   scripts/fugue-spread.sh [N] [OP] [SIZE]      (defaults: 20 fugue512 64K)
 #

@@ -364,9 +364,10 @@ pub(crate) unsafe fn xmm(
     // the round keys past `kl` are never read: `rounds` stops at `kl`). A head of
     // `r = blocks % 12` blocks reads at most the first 12 blocks (inside, `blocks >= 12`) and
     // writes the first `r`; the loop then covers the remaining `12 * (blocks / 12)` blocks,
-    // `blocks / 12 >= 1` iterations. With 1-4 left over and `blocks >= 24`, two heads of 8
-    // read and write the first 8 blocks, then the next 8 and write `r + 4` of them (at least
-    // 20 blocks follow the first head), and the loop runs `blocks / 12 - 1 >= 1` iterations. No stack; it clobbers only what it names.
+    // `blocks / 12 >= 1` iterations. With [`cbc_heads`] (AES-256), 1-4 left over and
+    // `blocks >= 24`, two heads of 8 read and write the first 8 blocks, then read the next 8
+    // and write `r + 4` of them (at least 20 blocks follow the first head), and the loop runs
+    // `blocks / 12 - 1 >= 1` iterations. No stack; it clobbers only what it names.
     // IMPLEMENTATION NOTE: AES-128 runs the same `rounds` text, whose test of `{kl}` after
     // round 9 is a taken branch in every iteration: with rounds 1-9 alone (no branch, tried in
     // session 6) the loop measured 0.5-1% slower at 16 KiB and 1 MiB (Zen 3, `aesx bench

@@ -301,8 +301,9 @@ const fn hash_slot<const SB: bool>(r: usize, nv: usize, nr: usize) -> Option<usi
 }
 
 /// One full batch of 16 blocks at `out`: `out ^= keystream(c)`, with (if `HASH`) the GHASH of
-/// the 16 blocks at `hash` interleaved into the AES rounds; returns the new state. `hash` may
-/// equal `out` (decryption): every load of it precedes the stores.
+/// the 16 blocks of `hash` interleaved into the AES rounds; returns the new state and the
+/// output registers (the first `ZV`: all of a zmm batch, which encryption on AMD hashes next).
+/// `hash` may be `Src::Mem(out)` (decryption): every load of it precedes the stores.
 #[inline(always)]
 unsafe fn batch<V: Vector, const NR: usize, const HASH: bool, const SB: bool>(
     rk: &Keys,
