@@ -29,11 +29,12 @@
 //!     VAESENC + 4 VPCLMULQDQ zmm run in 14 cycles, 10 alone in 10), while XOR, VPTERNLOGQ,
 //!     VPSHUFD and VPADDD ride free on the other two; so every multiply saved is a cycle:
 //!     Karatsuba (3 multiplies a register, the halves-XOR and fix-up on the free pipes), the
-//!     reduction at full width as above, the GHASH steps after the last rounds, and
-//!     encryption hashes the previous batch from the registers the AES rounds left it in
-//!     (`regs`) rather than loading it back. 16 KiB seal on the Zen 4 guest, alternated runs,
-//!     AES-128 / -256: the Intel tuning 10.8 / 9.2 GB/s, ciphertext in registers 11.5 / 9.8,
-//!     Karatsuba 12.2 / 10.7 (open 11.9 / 10.3 -> 12.1 / 10.6).
+//!     reduction at full width as above, the GHASH steps after rounds 3 to 6, and encryption
+//!     hashes the previous batch from the registers the AES rounds left it in (`regs`) rather
+//!     than loading it back. 16 KiB seal on the Zen 4 guest, alternated runs, AES-128 / -256:
+//!     the Intel tuning 10.8 / 9.2 GB/s, ciphertext in registers 11.5 / 9.8, Karatsuba with
+//!     the GHASH after the last rounds 12.2 / 10.7, after rounds 3-6 12.7 / 10.8 (open 11.9 /
+//!     10.3 -> 12.2 / 10.6).
 //! - The GHASH state is XORed into block 0 only (lane 0 of the first vector).
 //! - Counters (inc32): the counter block is byte-reversed once, so its inc32 word is the low
 //!   32-bit word of each 128-bit lane; VPADDD adds the block index (wrapping mod 2^32: exactly
@@ -281,7 +282,8 @@ unsafe fn ctr_vec<V: Vector>(c: V, i: usize, bs: V) -> V {
 /// the rounds instead, registers 1, 2, 3 early and register 0 (which takes the previous
 /// batch's state) after the last middle round, so the multiplies and XORs on the two vector
 /// ports Intel has for 512-bit work are spread between the AES rounds rather than bunched at
-/// the end.
+/// the end; at zmm width without `SB` (AMD) one after each of rounds 3 to 6, so that the
+/// reduction is done well before the batch's last rounds.
 #[inline(always)]
 const fn hash_slot<const SB: bool>(r: usize, nv: usize, nr: usize) -> Option<usize> {
     if SB && nv > 1 {
@@ -293,6 +295,15 @@ const fn hash_slot<const SB: bool>(r: usize, nv: usize, nr: usize) -> Option<usi
             k += 1;
         }
         None
+    } else if nv == 4 {
+        // zmm on AMD: after rounds 3 to 6 (session 11, Zen 4, 16 KiB AES-128 seal: 12.2 GB/s
+        // after the last four rounds, 12.7-12.8 after rounds 2-5 to 5-8, 12.3 after 7-9 and
+        // the last; AES-256 level at every placement; open +1%).
+        if r >= 3 && r < 3 + nv {
+            Some(r - 3)
+        } else {
+            None
+        }
     } else if r + nv >= nr {
         Some(r + nv - nr)
     } else {
