@@ -216,19 +216,20 @@ macro_rules! cbc_head {
 /// [`heads`] for CBC decryption, with one more shape: when 1-4 blocks are left over and the
 /// loop has two iterations or more, those blocks and the first iteration (13-16 blocks) run as
 /// two heads of 8 registers (8 blocks, then the other 5-8), and the loop one iteration less.
-/// A head of 4 registers is bound by AESDEC's latency (4 blocks in flight, 4 cycles a round:
-/// half the rate of 8): 56 cycles for AES-256's 14 rounds, where the two 8-block heads take
-/// about as long as the 4-block head and one iteration would at full rate. Used for AES-256
-/// (see [`xmm`]). `{s}` is scratch; `{r}` and `{n}` are changed.
+/// Every other case falls through to [`heads`] (the second head's jump to label 5 lands at
+/// its end). A head of 4 registers is bound by AESDEC's latency (4 blocks in flight, 4 cycles
+/// a round: half the rate of 8): 56 cycles for AES-256's 14 rounds, where the two 8-block
+/// heads take about as long as the 4-block head and one iteration would at full rate. Used for
+/// AES-256 (see [`xmm`]). `{s}` is scratch; `{r}` and `{n}` are changed.
 macro_rules! cbc_heads {
     ($fin:ident, $fin0:ident) => {
         concat!(
             "test {r}, {r}\n",
-            "jz 5f\n",
+            "jz 17f\n",
             "cmp {r}, 4\n",
-            "ja 7f\n",
+            "ja 17f\n",
             "cmp {n}, 2\n",
-            "jb 4f\n",
+            "jb 17f\n",
             "lea {s}, [{r} + 4]\n",
             "mov {r}, 8\n",
             "dec {n}\n",
@@ -236,15 +237,8 @@ macro_rules! cbc_heads {
             "16:\n",
             "mov {r}, {s}\n",
             cbc_head!($fin, $fin0; "7" "6" "5" "4" "3" "2" "1"),
-            "4:\n",
-            cbc_head!($fin, $fin0; "3" "2" "1"),
-            "7:\n",
-            "cmp {r}, 8\n",
-            "ja 8f\n",
-            cbc_head!($fin, $fin0; "7" "6" "5" "4" "3" "2" "1"),
-            "8:\n",
-            cbc_head!($fin, $fin0; "11" "10" "9" "8" "7" "6" "5" "4" "3" "2" "1"),
-            "5:\n",
+            "17:\n",
+            heads!(cbc_head!($fin, $fin0)),
         )
     };
 }

@@ -344,10 +344,7 @@ unsafe fn batch<V: Vector, const NR: usize, const HASH: bool, const SB: bool>(
                     *v = V::aesenc(*v, kr);
                 }
                 if HASH && let Some(i) = hash_slot::<SB>($r, nv, NR) {
-                    let d = match hash {
-                        Src::Mem(h) => V::load(h.add(V::BYTES * i)),
-                        Src::Regs(r) => r[i],
-                    };
+                    let d = hash.reg(i);
                     hash_vec::<V, SB>(&mut a, k, j0 + V::BLOCKS * i, d, bs, (i == 0).then_some(s));
                 }
             };
@@ -396,6 +393,21 @@ unsafe fn batch<V: Vector, const NR: usize, const HASH: bool, const SB: bool>(
 enum Src<V> {
     Mem(*const u8),
     Regs([V; ZV]),
+}
+
+impl<V: Vector> Src<V> {
+    /// Register `i` of the batch.
+    ///
+    /// # Safety
+    /// The CPU runs `V`; `Src::Mem` points to at least `i + 1` whole registers.
+    #[inline(always)]
+    unsafe fn reg(self, i: usize) -> V {
+        match self {
+            // SAFETY: the caller's guarantee.
+            Src::Mem(p) => unsafe { V::load(p.add(V::BYTES * i)) },
+            Src::Regs(r) => r[i],
+        }
+    }
 }
 
 /// `n` (>= 1) full batches with GHASH: batch `i` at `out + 256 i` is encrypted while the 16
@@ -447,10 +459,7 @@ unsafe fn hash_batch<V: Vector, const SB: bool>(
         let mut a = acc_zero::<V>();
         let j0 = BATCH - nb::<V>();
         for i in 0..nb::<V>() / V::BLOCKS {
-            let d = match data {
-                Src::Mem(p) => V::load(p.add(V::BYTES * i)),
-                Src::Regs(r) => r[i],
-            };
+            let d = data.reg(i);
             hash_vec::<V, SB>(&mut a, k, j0 + V::BLOCKS * i, d, bs, (i == 0).then_some(s));
         }
         reduce::<V, SB>(a)

@@ -238,17 +238,24 @@ fn ghash_inner<const SB: bool>(h: &gcm::Key, acc: &mut u128, data: &[u8]) {
     unsafe { gcm::ghash::<__m512i, SB>(h, acc, data) }
 }
 
-/// Runs `$f::<NR, SB>`: the round count from the key, `SB` (Intel's tuning) unless the CPU
-/// is AMD's.
+/// Runs `$f::<NR, $sb>` with `NR` the schedule's round count as a const.
+macro_rules! by_nr_tuned {
+    ($rounds:expr, $sb:tt, $f:ident ( $($a:expr),* )) => {
+        match $rounds {
+            10 => $f::<10, $sb>($($a),*),
+            12 => $f::<12, $sb>($($a),*),
+            _ => $f::<14, $sb>($($a),*),
+        }
+    };
+}
+
+/// [`by_nr_tuned`] with `SB` (Intel's tuning) unless the CPU is AMD's.
 macro_rules! by_nr_vendor {
     ($rounds:expr, $f:ident ( $($a:expr),* )) => {
-        match ($rounds, crate::cpu::amd_like()) {
-            (10, true) => $f::<10, false>($($a),*),
-            (12, true) => $f::<12, false>($($a),*),
-            (_, true) => $f::<14, false>($($a),*),
-            (10, false) => $f::<10, true>($($a),*),
-            (12, false) => $f::<12, true>($($a),*),
-            (_, false) => $f::<14, true>($($a),*),
+        if crate::cpu::amd_like() {
+            by_nr_tuned!($rounds, false, $f($($a),*))
+        } else {
+            by_nr_tuned!($rounds, true, $f($($a),*))
         }
     };
 }
@@ -298,13 +305,7 @@ pub(crate) mod tuned {
         b: &mut [u8],
     ) {
         // SAFETY: the caller checked the features.
-        unsafe {
-            match k.rounds {
-                10 => gcm_seal_nr::<10, SB>(k, h, c, a, b),
-                12 => gcm_seal_nr::<12, SB>(k, h, c, a, b),
-                _ => gcm_seal_nr::<14, SB>(k, h, c, a, b),
-            }
-        }
+        unsafe { by_nr_tuned!(k.rounds, SB, gcm_seal_nr(k, h, c, a, b)) }
     }
     /// # Safety
     /// As for [`gcm_seal`].
@@ -316,13 +317,7 @@ pub(crate) mod tuned {
         b: &mut [u8],
     ) {
         // SAFETY: the caller checked the features.
-        unsafe {
-            match k.rounds {
-                10 => gcm_open_nr::<10, SB>(k, h, c, a, b),
-                12 => gcm_open_nr::<12, SB>(k, h, c, a, b),
-                _ => gcm_open_nr::<14, SB>(k, h, c, a, b),
-            }
-        }
+        unsafe { by_nr_tuned!(k.rounds, SB, gcm_open_nr(k, h, c, a, b)) }
     }
     /// GHASH only, whole blocks.
     ///
