@@ -329,9 +329,39 @@ pub(crate) enum Keys {
     /// all-zero bytes (tag 0): built with stores of zero rather than copied from a constant.
     #[cfg(target_arch = "x86_64")]
     Hw(aesni::Keys),
-    Soft(Big<soft::Keys>),
+    Soft(Big<soft::Keys>, #[allow(dead_code)] Fill),
     #[cfg(target_arch = "x86_64")]
-    Vpaes(Big<vpaes::Keys>),
+    Vpaes(Big<vpaes::Keys>, #[allow(dead_code)] Fill),
+}
+
+/// Zeros that give the heap variants of [`Keys`] a defined value in every byte where `Hw` keeps
+/// its round keys.
+///
+/// IMPLEMENTATION NOTE (issues 13 and 14): `Keys::new` is inlined into the caller, and both
+/// arms of its match meet in one value. Without this, the `Hw` slots of a heap variant are
+/// undefined, and where the caller builds keys in a loop LLVM fills them with the previous
+/// iteration's round keys: it kept all fifteen registers of the last schedule alive across
+/// the out-of-line soft/vpaes expansion by storing them to a second stack area on every call
+/// (found in the disassembly of `aesx-bench keysetup`: 15 extra stores per `Aes::new`, and a
+/// copy of the last schedule left on the caller's stack that no drop wipes). With the slots
+/// defined (zero) on the heap path nothing is carried between iterations.
+#[derive(Clone, Copy)]
+pub(crate) struct Fill(
+    // Never read: it exists for its bytes.
+    #[cfg(all(feature = "alloc", target_arch = "x86_64"))]
+    #[allow(dead_code)]
+    [u64; FILL],
+);
+
+/// Words of [`Fill`]: the whole `Hw` payload (the heap pointer shares the tag's padding word).
+#[cfg(all(feature = "alloc", target_arch = "x86_64"))]
+const FILL: usize = core::mem::size_of::<aesni::Keys>() / 8;
+
+impl Fill {
+    pub(crate) const ZERO: Fill = Fill(
+        #[cfg(all(feature = "alloc", target_arch = "x86_64"))]
+        [0; FILL],
+    );
 }
 
 impl Keys {
@@ -355,9 +385,9 @@ impl Keys {
                 Keys::Hw(unsafe { aesni::expand_inline(key, plan.variant()) })
             }
             _ => match Boxed::expand(backend, key) {
-                Boxed::Soft(k) => Keys::Soft(k),
+                Boxed::Soft(k) => Keys::Soft(k, Fill::ZERO),
                 #[cfg(target_arch = "x86_64")]
-                Boxed::Vpaes(k) => Keys::Vpaes(k),
+                Boxed::Vpaes(k) => Keys::Vpaes(k, Fill::ZERO),
             },
         }
     }
@@ -366,15 +396,15 @@ impl Keys {
     pub(crate) fn from_round_keys(backend: Backend, enc: &[[u8; 16]]) -> Keys {
         debug_assert!(backend.is_available() && matches!(enc.len(), 11 | 13 | 15));
         match backend {
-            Backend::Soft => Keys::Soft(big(soft::from_round_keys(enc))),
+            Backend::Soft => Keys::Soft(big(soft::from_round_keys(enc)), Fill::ZERO),
             #[cfg(target_arch = "x86_64")]
-            Backend::Vpaes => Keys::Vpaes(big(vpaes::from_round_keys(enc))),
+            Backend::Vpaes => Keys::Vpaes(big(vpaes::from_round_keys(enc)), Fill::ZERO),
             #[cfg(target_arch = "x86_64")]
             Backend::Aesni | Backend::Vaes256 | Backend::Vaes512 => {
                 Keys::Hw(aesni::from_round_keys(enc))
             }
             #[allow(unreachable_patterns)]
-            _ => Keys::Soft(big(soft::from_round_keys(enc))),
+            _ => Keys::Soft(big(soft::from_round_keys(enc)), Fill::ZERO),
         }
     }
 }
@@ -456,9 +486,9 @@ macro_rules! dispatch {
         #[inline]
         pub(crate) fn $name(backend: Backend, keys: &Keys, $($arg: $ty),*) {
             match keys {
-                Keys::Soft(k) => soft::$name(k, $($arg),*),
+                Keys::Soft(k, _) => soft::$name(k, $($arg),*),
                 #[cfg(target_arch = "x86_64")]
-                Keys::Vpaes(k) => vpaes::$name(k, $($arg),*),
+                Keys::Vpaes(k, _) => vpaes::$name(k, $($arg),*),
                 #[cfg(target_arch = "x86_64")]
                 Keys::Hw(k) => {
                     $(if aesni::$small(k, $($sarg),*) {
