@@ -414,6 +414,18 @@ impl Keys {
 }
 
 impl Keys {
+    /// The number of rounds (10, 12 or 14; 0 for the placeholder).
+    #[inline]
+    pub(crate) fn rounds(&self) -> usize {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Keys::Hw(k) => k.rounds,
+            Keys::Soft(k, _) => k.rounds(),
+            #[cfg(target_arch = "x86_64")]
+            Keys::Vpaes(k, _) => k.rounds(),
+        }
+    }
+
     /// Drops `this` (its owner's `Drop` calls this once; `this` is never used again). The
     /// hardware schedule is wiped here, inline in the caller (a few 16/32-byte stores, AVX
     /// known from the cached plan): an out-of-line `drop_in_place` costs a call, a push and

@@ -115,18 +115,14 @@ pub(crate) fn portable_expand(key: &[u8]) -> RoundKeys {
 impl Aes {
     /// Builds a cipher from FIPS-197 encryption round keys (11, 13 or 15 blocks) on `backend`.
     pub fn from_round_keys(enc: &[[u8; 16]], backend: Backend) -> Result<Aes, Error> {
-        let bits = match enc.len() {
-            11 => 128,
-            13 => 192,
-            15 => 256,
-            _ => return Err(Error::new(ErrorKind::InvalidKeyLength)),
-        };
+        if !matches!(enc.len(), 11 | 13 | 15) {
+            return Err(Error::new(ErrorKind::InvalidKeyLength));
+        }
         if !backend.is_available() {
             return Err(Error::new(ErrorKind::BackendUnavailable));
         }
         Ok(Aes {
             backend,
-            key_bits: bits,
             keys: core::mem::ManuallyDrop::new(backend::Keys::from_round_keys(backend, enc)),
         })
     }

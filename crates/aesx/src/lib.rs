@@ -74,7 +74,8 @@ pub const BLOCK: usize = 16;
 /// The schedules are zeroized when the value is dropped. `Debug` never prints key material.
 pub struct Aes {
     backend: Backend,
-    key_bits: u32,
+    // The key size is not stored: `key_bits` derives it from the schedule's round count
+    // (one store fewer per key setup, which on this hardware is bound by its stores).
     // Dropped by `impl Drop for Aes` (the hardware schedule's wipe inlined into the caller).
     keys: core::mem::ManuallyDrop<backend::Keys>,
 }
@@ -93,7 +94,7 @@ impl fmt::Debug for Aes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Aes")
             .field("backend", &self.backend)
-            .field("key_bits", &self.key_bits)
+            .field("key_bits", &self.key_bits())
             .finish_non_exhaustive()
     }
 }
@@ -138,7 +139,6 @@ impl Aes {
     pub(crate) fn build_checked(key: &[u8], backend: Backend, plan: backend::Plan) -> Aes {
         Aes {
             backend,
-            key_bits: key.len() as u32 * 8,
             keys: core::mem::ManuallyDrop::new(backend::Keys::new(backend, key, plan)),
         }
     }
@@ -148,7 +148,6 @@ impl Aes {
     #[cfg(all(feature = "alloc", target_arch = "x86_64"))]
     pub(crate) const PLACEHOLDER: Aes = Aes {
         backend: Backend::Aesni,
-        key_bits: 0,
         keys: core::mem::ManuallyDrop::new(backend::Keys::ZERO),
     };
 
@@ -160,11 +159,10 @@ impl Aes {
     #[cfg(all(feature = "alloc", target_arch = "x86_64"))]
     #[inline(always)]
     pub(crate) fn fill_checked(&mut self, key: &[u8], backend: Backend, plan: backend::Plan) {
-        debug_assert!(self.key_bits == 0, "fill_checked on a built schedule");
+        debug_assert!(self.keys.rounds() == 0, "fill_checked on a built schedule");
         // Assigning a `ManuallyDrop` does not drop the old value.
         self.keys = core::mem::ManuallyDrop::new(backend::Keys::new(backend, key, plan));
         self.backend = backend;
-        self.key_bits = key.len() as u32 * 8;
     }
 
     /// The backend this key schedule runs on.
@@ -174,7 +172,8 @@ impl Aes {
 
     /// 128, 192 or 256.
     pub fn key_bits(&self) -> u32 {
-        self.key_bits
+        // 10, 12 or 14 rounds.
+        (self.keys.rounds() as u32).saturating_sub(6) * 32
     }
 
     /// Encrypts one block in place.

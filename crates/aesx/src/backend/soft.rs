@@ -719,6 +719,11 @@ pub(crate) struct Keys {
 }
 
 impl Keys {
+    /// 10, 12 or 14 (0 for a placeholder).
+    pub(crate) fn rounds(&self) -> usize {
+        self.rounds
+    }
+
     /// An all-zero schedule: a cheap placeholder to [`expand_into`].
     pub(crate) const ZERO: Keys = Keys {
         rk: [[0; 8]; 15],

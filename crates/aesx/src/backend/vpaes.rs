@@ -66,6 +66,13 @@ pub(crate) struct Keys {
     rounds: usize,
 }
 
+impl Keys {
+    /// 10, 12 or 14.
+    pub(crate) fn rounds(&self) -> usize {
+        self.rounds
+    }
+}
+
 impl Drop for Keys {
     fn drop(&mut self) {
         self.enc.zeroize();
