@@ -17,7 +17,9 @@
 //! - `keysetup`: `Aes::new(&key)` + drop (the fastest backend, detected as `Aes::new` does)
 //!   against RustCrypto `Aes128::new` / `Aes256::new` + drop (both expand the encryption and
 //!   decryption schedules); ns per key. Also, as a diagnostic, `Aes::new` without the drop
-//!   (`mem::forget`: the schedule is not wiped), which shows what the wipe costs.
+//!   (`mem::forget`: the schedule is not wiped), which shows what the wipe costs. Each
+//!   implementation's loop of calls runs inside its closure (the call inlined into the loop,
+//!   as in a user's function that sets up keys one after another), not one `dyn` call per key.
 //! - `small`: one fresh CTR message per call: `Ctr::new(&aes, &iv).apply_keystream(msg)` on a
 //!   borrowed, pre-expanded key, against RustCrypto `Ctr128BE<&Aes128>` over a borrowed key;
 //!   16, 32, 48 and 64 bytes, on every available backend; ns per message.
