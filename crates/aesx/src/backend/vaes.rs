@@ -545,7 +545,26 @@ pub(crate) unsafe fn ctr<V: Vector, const NR: usize>(rk: &Keys, ctr: u128, buf: 
     let r = ctr as u64 & (batch - 1);
     // An explicit loop, not `array::from_fn`: its closure carries no target features and was
     // called out of line once per vector.
-    // SAFETY: the caller runs on a CPU with `V`'s features.
+    if V::BLOCKS == 4 && buf.len() >= V::BYTES * VECS {
+        // SAFETY: the caller runs on a CPU with `V`'s features.
+        let mut w: [V; VECS] = [unsafe { V::zero() }; VECS];
+        // All of them, in a loop of constant length: unrolled, the selectors stay in registers.
+        // IMPLEMENTATION NOTE (issues 13 and 16): with the length-bounded loop below for every
+        // message, `w` lived on the stack (zeroed, written, read back: 16 zmm stores and 8
+        // loads before the first round). Zen 4, `aesx bench --backends vaes512 --ops ctr`,
+        // four runs alternated, best: 16 KiB AES-128 21.60 -> 21.97 GB/s, AES-256 15.57 ->
+        // 15.78, 4 KiB 17.96 -> 19.21 / 13.61 -> 14.25. Only at zmm width, where `ctr` runs
+        // whole messages: at xmm and ymm it runs the tails of `ctr_asm`'s loop, and a second
+        // copy of its body there took the deepest kernel frame from about 1150 to 1272 bytes,
+        // past what `aesni::wipe_stack_xy` covers with its margin.
+        for (i, w) in w.iter_mut().enumerate() {
+            // SAFETY: as above.
+            *w = unsafe { V::ctr_select(r, i, batch) };
+        }
+        // SAFETY: forwarded from the caller.
+        return unsafe { ctr_from::<V, NR>(rk, ctr, buf, &w) };
+    }
+    // SAFETY: as above.
     let mut w: [V; VECS] = [unsafe { V::zero() }; VECS];
     // Only the selectors a short message uses (a length, not a secret, bounds the loop).
     let used = buf.len().div_ceil(V::BYTES).min(VECS);
@@ -553,6 +572,19 @@ pub(crate) unsafe fn ctr<V: Vector, const NR: usize>(rk: &Keys, ctr: u128, buf: 
         // SAFETY: as above.
         *w = unsafe { V::ctr_select(r, i, batch) };
     }
+    // SAFETY: forwarded from the caller.
+    unsafe { ctr_from::<V, NR>(rk, ctr, buf, &w) }
+}
+
+/// [`ctr`] with its selectors `w` made.
+#[inline(always)]
+unsafe fn ctr_from<V: Vector, const NR: usize>(
+    rk: &Keys,
+    ctr: u128,
+    buf: &mut [u8],
+    w: &[V; VECS],
+) {
+    let batch = (VECS * V::BLOCKS) as u64;
     let mut a = ctr & !(batch as u128 - 1);
     let mut chunks = buf.chunks_exact_mut(V::BYTES * VECS);
     for c in &mut chunks {
@@ -560,7 +592,7 @@ pub(crate) unsafe fn ctr<V: Vector, const NR: usize>(rk: &Keys, ctr: u128, buf: 
         // (tried for Zen 2, where llvm-mca models the counter path as the bound) they held two
         // more registers across the rounds and LLVM spilled round keys for AES-256.
         // SAFETY: forwarded from the caller.
-        unsafe { ctr_vecs::<V, NR, VECS, false>(&rk.enc, &w, ctr_words(&rk.enc[0], a), c) }
+        unsafe { ctr_vecs::<V, NR, VECS, false>(&rk.enc, w, ctr_words(&rk.enc[0], a), c) }
         a = a.wrapping_add(batch as u128);
     }
     let rest = chunks.into_remainder();
@@ -568,7 +600,7 @@ pub(crate) unsafe fn ctr<V: Vector, const NR: usize>(rk: &Keys, ctr: u128, buf: 
     unsafe {
         by_count!(
             rest.len().div_ceil(V::BYTES),
-            ctr_tail::<V, NR>(&rk.enc, &w, a, rest)
+            ctr_tail::<V, NR>(&rk.enc, w, a, rest)
         )
     }
 }
