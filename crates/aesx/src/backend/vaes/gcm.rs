@@ -347,6 +347,17 @@ unsafe fn batch<V: Vector, const NR: usize, const HASH: bool, const SB: bool>(
                     let d = hash.reg(i);
                     hash_vec::<V, SB>(&mut a, k, j0 + V::BLOCKS * i, d, bs, (i == 0).then_some(s));
                 }
+                // Decryption on AMD zmm: an empty `asm!` after each round keeps the rounds and
+                // GHASH steps in the order written. IMPLEMENTATION NOTE (issue 11): without it
+                // LLVM's scheduler hoisted every GHASH step's byte shuffles and multiplies to
+                // the top of the batch, ahead of all AES rounds. Zen 4, `gcm_speed`, 16 KiB,
+                // six runs alternated, best: open AES-128 12.22 -> 12.71 GB/s, AES-256 10.54
+                // -> 10.59. For encryption (GHASH from registers) the same barrier measured
+                // 12.80 -> 12.63 / 10.76 -> 10.82, so encryption is left to the scheduler.
+                if HASH && V::BYTES == 64 && !SB && matches!(hash, Src::Mem(_)) {
+                    // SAFETY: an empty assembly statement: no instruction, register or memory.
+                    core::arch::asm!("", options(nomem, nostack, preserves_flags));
+                }
             };
         }
         // IMPLEMENTATION NOTE: as a loop, LLVM unrolled the 9 and 11 middle rounds of AES-128
