@@ -480,17 +480,12 @@ macro_rules! asm256_assist {
     };
 }
 
-/// The AES-256 expansion block of a variant.
-macro_rules! asm256_of {
+/// The AES-256 expansion block of a variant: AESKEYGENASSIST with the shortened chain
+/// ([`asm256_assist`]), or PSHUFB + AESENCLAST step by step.
+macro_rules! asm256 {
     (assist) => {
         asm256_assist!()
     };
-    (enclast) => {
-        asm256!(enclast)
-    };
-}
-
-macro_rules! asm256 {
     ($v:ident) => {
         concat!(
             "movdqu xmm0, xmmword ptr [{key}]\n",
@@ -552,7 +547,7 @@ macro_rules! run256 {
         // SAFETY: see `run128`.
         unsafe {
             core::arch::asm!(
-                asm256_of!($v),
+                asm256!($v),
                 key = in(reg) $key.as_ptr(),
                 tab = in(reg) &EXPAND_TABLE,
                 out("xmm0") k0, out("xmm1") k1, out("xmm2") k2, out("xmm3") k3,
