@@ -112,7 +112,15 @@ pub(crate) struct Detected {
     pub(crate) amd_like: bool,
 }
 
-#[inline]
+/// The cached detection; CPUID only on the first call.
+///
+/// IMPLEMENTATION NOTE (issue 13): the cached path is inlined into callers and the detection
+/// is a cold function of its own. As one function (CPUID and the decoding inlined into it),
+/// `detected` was too large to inline: every `features()` or `amd_like()` was a call that
+/// saved six registers and rebuilt the whole feature set, and the dispatch of `vaes512` CTR
+/// (`aesni::ctr_nostack`) paid about 14 ns a call for it on Zen 4 (`amd_like`), as much as
+/// the AES work of 256 bytes.
+#[inline(always)]
 fn detected() -> Detected {
     let c = CACHE.load(Ordering::Relaxed);
     if c & DETECTED != 0 {
@@ -121,6 +129,12 @@ fn detected() -> Detected {
             amd_like: c & AMD_LIKE != 0,
         };
     }
+    detect_and_cache()
+}
+
+#[cold]
+#[inline(never)]
+fn detect_and_cache() -> Detected {
     let d = detect();
     let bits = d.features.to_bits() | if d.amd_like { AMD_LIKE } else { 0 } | DETECTED;
     CACHE.store(bits, Ordering::Relaxed);
