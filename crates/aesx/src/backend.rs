@@ -545,26 +545,19 @@ dispatch! {
 
 /// `dst = src ^ (E(ctr) || E(ctr+1) || ...)`, whole blocks, `src.len() == dst.len()`: the
 /// buffer-to-buffer form of [`ctr_xor`]. `aesni` and `vaes256` read `src` and write `dst` in
-/// one pass (`vaes::ctr_asm`), and so does `vaes512` on AMD, through the `vaes256` kernel (Zen
-/// 4 runs ymm and zmm VAESENC at one rate, and the zmm CTR kernel works in place only: the
-/// copy it needed cost the OpenSSL provider about 40 ns of a 16 KiB call, session 11); the
-/// other backends, and messages of up to twelve blocks (in place, `aesni::ctr_small` runs
-/// them with no stack wipe), copy and run in place.
+/// one pass (`vaes::ctr_asm`), and so does `vaes512` on AMD (the zmm selector loop,
+/// `aesni::ctr_nostack_b2b`); the other backends (`vaes512` on Intel: its compiled zmm kernel
+/// works in place only), and messages of up to twelve blocks (in place, `aesni::ctr_small`
+/// runs them with no stack wipe), copy and run in place.
 #[inline]
 pub(crate) fn ctr_xor_b2b(backend: Backend, keys: &Keys, ctr: u128, src: &[u8], dst: &mut [u8]) {
     debug_assert_eq!(src.len(), dst.len());
-    #[cfg(target_arch = "x86_64")]
-    let backend = if backend == Backend::Vaes512 && crate::cpu::amd_like() {
-        // Every `vaes512` CPU runs `vaes256` (AVX2 + VAES); its kernels leave zmm16-31 alone.
-        Backend::Vaes256
-    } else {
-        backend
-    };
     match keys {
         #[cfg(target_arch = "x86_64")]
         Keys::Hw(k)
             if src.len() > 16 * aesni::SMALL_BLOCKS
-                && matches!(backend, Backend::Aesni | Backend::Vaes256) =>
+                && (matches!(backend, Backend::Aesni | Backend::Vaes256)
+                    || (backend == Backend::Vaes512 && crate::cpu::amd_like())) =>
         {
             if aesni::ctr_nostack_b2b(backend, k, ctr, src, dst) {
                 return;

@@ -1655,16 +1655,18 @@ unsafe fn ctr_nostack_raw(
     len: usize,
 ) -> bool {
     use super::vaes::ctr_sel_iterations;
-    if crate::cpu::amd_like() {
-        return false;
-    }
     // SAFETY: `Keys` of this layout exist only for backends whose CPU has AES-NI and SSE4.2,
-    // and `Vaes256` only where AVX2 and VAES exist (`is_available`); the buffers are the
-    // caller's.
+    // `Vaes256` only where AVX2 and VAES exist and `Vaes512` only where AVX-512F/BW/VL do too
+    // (`is_available`); the buffers are the caller's.
     let done = unsafe {
-        match backend {
-            crate::Backend::Aesni => ctr_sel_iterations::<__m128i>(k, c, src, dst, len),
-            crate::Backend::Vaes256 => ctr_sel_iterations::<__m256i>(k, c, src, dst, len),
+        match (backend, crate::cpu::amd_like()) {
+            (crate::Backend::Aesni, false) => ctr_sel_iterations::<__m128i>(k, c, src, dst, len),
+            (crate::Backend::Vaes256, false) => ctr_sel_iterations::<__m256i>(k, c, src, dst, len),
+            // The whole call, its tail included (masked registers).
+            (crate::Backend::Vaes512, true) => {
+                super::vaes::ctr_zmm_whole(k, c, src, dst, len);
+                len
+            }
             _ => return false,
         }
     };
@@ -1689,7 +1691,12 @@ unsafe fn ctr_nostack_raw(
 /// ran 4-20% slower).
 #[inline(always)]
 fn ctr_nostack_candidate(backend: crate::Backend, len: usize) -> bool {
-    len >= 1024 && matches!(backend, crate::Backend::Aesni | crate::Backend::Vaes256)
+    match backend {
+        crate::Backend::Aesni | crate::Backend::Vaes256 => len >= 1024,
+        // Any length (the dispatchers give shorter calls to `ctr_small` first).
+        crate::Backend::Vaes512 => true,
+        _ => false,
+    }
 }
 
 /// [`ctr_nostack_raw`] in place.

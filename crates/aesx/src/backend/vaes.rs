@@ -663,11 +663,24 @@ pub(crate) unsafe fn ctr_sel_iterations<V: Vector>(
         unsafe {
             match V::BLOCKS {
                 1 => ctr_asm::xmm_sel(rk, ctr, src, dst, n),
-                _ => ctr_asm::ymm_sel(rk, ctr, src, dst, n),
+                2 => ctr_asm::ymm_sel(rk, ctr, src, dst, n),
+                _ => ctr_asm::zmm_sel(rk, ctr, src, dst, n * per),
             }
         }
     }
     n * per
+}
+
+/// A whole CTR call of `len` bytes (whole blocks) on zmm in the assembly of
+/// [`ctr_asm::zmm_sel`] (`vaes512` on AMD; `aesni::ctr_nostack` decides when).
+///
+/// # Safety
+/// The CPU has AVX-512F/BW/VL and VAES; `src` is readable and `dst` writable for `len`
+/// bytes, and the two are equal or do not overlap.
+#[inline(always)]
+pub(crate) unsafe fn ctr_zmm_whole(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8, len: usize) {
+    // SAFETY: the caller's guarantees are `zmm_sel`'s.
+    unsafe { ctr_asm::zmm_sel(rk, ctr, src, dst, len) }
 }
 
 /// Bytes `done..len` of a [`ctr_b2b`] call through the intrinsic kernel.
@@ -828,7 +841,8 @@ mod tests {
     /// and in the tail. The output buffer starts filled with a pattern that must be
     /// overwritten, and the input must not change.
     fn check_ctr(name: &str, (in_place, b2b): CtrKernels) {
-        let max = 3 * 24 + 17;
+        // Three iterations of the widest loop (the zmm selector loop's 32 blocks) and more.
+        let max = 3 * 32 + 17;
         for kl in [16, 24, 32] {
             let key = data(kl, 9);
             let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
@@ -848,17 +862,25 @@ mod tests {
                     soft.ctr_xor_at(&c.to_be_bytes(), 0, &mut want);
                     for blocks in 0..=max {
                         let n = 16 * blocks;
+                        // 64 guard bytes after the message: nothing may be written there.
                         let mut x = src[..n].to_vec();
-                        in_place(&hw, c, &mut x);
-                        assert_eq!(x, want[..n], "{name} ctr key={kl} c={c:x} blocks={blocks}");
-                        let mut y = std::vec![0xa5u8; n];
-                        let before = src[..n].to_vec();
-                        b2b(&hw, c, &src[..n], &mut y);
+                        x.extend_from_slice(&[0x5a; 64]);
+                        in_place(&hw, c, &mut x[..n]);
                         assert_eq!(
-                            y,
+                            x[..n],
+                            want[..n],
+                            "{name} ctr key={kl} c={c:x} blocks={blocks}"
+                        );
+                        assert_eq!(x[n..], [0x5a; 64], "{name} wrote past the message");
+                        let mut y = std::vec![0xa5u8; n + 64];
+                        let before = src[..n].to_vec();
+                        b2b(&hw, c, &src[..n], &mut y[..n]);
+                        assert_eq!(
+                            y[..n],
                             want[..n],
                             "{name} ctr b2b key={kl} c={c:x} blocks={blocks}"
                         );
+                        assert_eq!(y[n..], [0xa5; 64], "{name} b2b wrote past the message");
                         assert_eq!(src[..n], before[..], "{name} b2b modified its input");
                     }
                 }
@@ -953,6 +975,34 @@ mod tests {
             "avx2,vaes,aes,sse4.2"
         );
         path!(yc, yc_ip, yc_b2b, __m256i, ctr_b2b, "avx2,vaes,aes,sse4.2");
+        path!(
+            zs,
+            zs_ip,
+            zs_b2b,
+            __m512i,
+            sel_then_rest,
+            "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2"
+        );
+        /// The whole call in the zmm assembly, its masked tail included.
+        #[inline(always)]
+        unsafe fn zmm_whole<V: Vector, const NR: usize>(
+            k: &Keys,
+            c: u128,
+            src: *const u8,
+            dst: *mut u8,
+            len: usize,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { ctr_zmm_whole(k, c, src, dst, len) }
+        }
+        path!(
+            zw,
+            zw_ip,
+            zw_b2b,
+            __m512i,
+            zmm_whole,
+            "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2"
+        );
         if !Backend::Aesni.is_available() {
             std::eprintln!("SKIPPED: this CPU has no AES-NI (CTR loops not run)");
             return;
@@ -965,6 +1015,12 @@ mod tests {
         }
         check_ctr("ymm selector loop", (ys_ip, ys_b2b));
         check_ctr("ymm scalar-counter loop", (yc_ip, yc_b2b));
+        if !Backend::Vaes512.is_available() {
+            std::eprintln!("SKIPPED: this CPU has no AVX-512 (zmm CTR selector loop not run)");
+            return;
+        }
+        check_ctr("zmm selector loop", (zs_ip, zs_b2b));
+        check_ctr("zmm whole call (masked tail)", (zw_ip, zw_b2b));
     }
 
     /// Reference carry-less multiply of two 64-bit words.

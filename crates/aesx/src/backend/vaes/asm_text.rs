@@ -1,6 +1,7 @@
 //! Pieces of inline-assembly text shared by the hand-written loops ([`super::ctr_asm`],
 //! [`super::cbc_asm`]): one macro per instruction shape, with `x` (legacy SSE on xmm, for the
-//! `aesni` backend, which needs no AVX) or `y` (VEX on ymm) as the first argument.
+//! `aesni` backend, which needs no AVX), `y` (VEX on ymm) or `z` (EVEX on zmm; only the shapes
+//! the zmm selector loop of [`super::ctr_asm`] uses) as the first argument.
 
 /// `dst = dst OP src` on registers (asm text).
 macro_rules! op2 {
@@ -9,6 +10,13 @@ macro_rules! op2 {
     };
     (y, $op:literal, $d:literal, $s:literal) => {
         concat!("v", $op, " ymm", $d, ", ymm", $d, ", ymm", $s, "\n")
+    };
+    // EVEX has no element-size-free PXOR: VPXORQ.
+    (z, "pxor", $d:literal, $s:literal) => {
+        concat!("vpxorq zmm", $d, ", zmm", $d, ", zmm", $s, "\n")
+    };
+    (z, $op:literal, $d:literal, $s:literal) => {
+        concat!("v", $op, " zmm", $d, ", zmm", $d, ", zmm", $s, "\n")
     };
 }
 
@@ -32,6 +40,17 @@ macro_rules! ld {
             ", ymmword ptr [",
             $base,
             " + 32*",
+            $i,
+            "]\n"
+        )
+    };
+    (z, $d:literal, $base:literal, $i:literal) => {
+        concat!(
+            "vmovdqu64 zmm",
+            $d,
+            ", zmmword ptr [",
+            $base,
+            " + 64*",
             $i,
             "]\n"
         )
@@ -60,15 +79,29 @@ macro_rules! st {
             "\n"
         )
     };
+    (z, $s:literal, $base:literal, $i:literal) => {
+        concat!(
+            "vmovdqu64 zmmword ptr [",
+            $base,
+            " + 64*",
+            $i,
+            "], zmm",
+            $s,
+            "\n"
+        )
+    };
 }
 
-/// A round key (16 bytes at `addr`) into register `d`, broadcast on ymm.
+/// A round key (16 bytes at `addr`) into register `d`, broadcast on ymm and zmm.
 macro_rules! key {
     (x, $d:literal, $addr:expr) => {
         concat!("movdqu xmm", $d, ", xmmword ptr [", $addr, "]\n")
     };
     (y, $d:literal, $addr:expr) => {
         concat!("vbroadcasti128 ymm", $d, ", xmmword ptr [", $addr, "]\n")
+    };
+    (z, $d:literal, $addr:expr) => {
+        concat!("vbroadcasti32x4 zmm", $d, ", xmmword ptr [", $addr, "]\n")
     };
 }
 

@@ -431,6 +431,50 @@ macro_rules! sel {
             ", ymm8\n",
         )
     };
+    // zmm: the selector of register `i` lives in zmm(16 + i) (see [`zmm_sel`]); `tt`, so that
+    // [`zsel`] can match it.
+    (z, $i:tt) => {
+        concat!(
+            "vpandq zmm",
+            $i,
+            ", zmm9, zmm",
+            zsel!($i),
+            "\n",
+            "vpxorq zmm",
+            $i,
+            ", zmm",
+            $i,
+            ", zmm8\n",
+        )
+    };
+}
+
+/// The register (16 + i) that holds selector `i` in the zmm selector loop.
+macro_rules! zsel {
+    ("0") => {
+        "16"
+    };
+    ("1") => {
+        "17"
+    };
+    ("2") => {
+        "18"
+    };
+    ("3") => {
+        "19"
+    };
+    ("4") => {
+        "20"
+    };
+    ("5") => {
+        "21"
+    };
+    ("6") => {
+        "22"
+    };
+    ("7") => {
+        "23"
+    };
 }
 
 /// The next batch's `bswap(a)` (`a` its aligned first counter) into its slot from
@@ -459,7 +503,7 @@ macro_rules! sel_scalar_d {
             "mov qword ptr [{q} + 16], {bhi}\n",
             "mov {bhi}, {u}\n",
             "xor {blo}, {t}\n",
-            "or {blo}, qword ptr [{p} + 320]\n",
+            "or {blo}, qword ptr [{p} + {lb}]\n",
             "mov qword ptr [{q} + 24], {blo}\n",
             "mov {blo}, {t}\n",
         )
@@ -508,9 +552,160 @@ macro_rules! sel_loop {
     };
 }
 
+/// The last round of register `i` of the zmm tail, `aesenclast(r_i, k_last ^ src_i)` stored
+/// to `dst_i`: whole, or, in the register the message ends in, under the byte mask at
+/// `[{p} + {mo} + 8 i]` (k1, from [`ZSlots`]; masked-off bytes are neither read, so cannot
+/// fault, nor written), after which it jumps to the end (label 5), as it does for a register
+/// wholly past the message.
+macro_rules! zlast_masked {
+    ($i:literal) => {
+        concat!(
+            "kmovq k1, qword ptr [{p} + {mo} + 8*",
+            $i,
+            "]\n",
+            // Past the message (a zero mask, and every later one zero): done. A whole register
+            // (all ones) takes plain loads and stores.
+            "kortestq k1, k1\n",
+            "jz 5f\n",
+            "jc 4",
+            $i,
+            "f\n",
+            "vmovdqu8 zmm15{{k1}}{{z}}, zmmword ptr [{src} + 64*",
+            $i,
+            "]\n",
+            "vpxorq zmm15, zmm15, zmm12\n",
+            "vaesenclast zmm",
+            $i,
+            ", zmm",
+            $i,
+            ", zmm15\n",
+            "vmovdqu8 zmmword ptr [{dst} + 64*",
+            $i,
+            "]{{k1}}, zmm",
+            $i,
+            "\n",
+            "jmp 5f\n",
+            "4",
+            $i,
+            ":\n",
+            last!(z, $i),
+        )
+    };
+}
+
+/// The 8 whitened counter registers of the batch whose `bswap(a)` and `D'` are in zmm8 and
+/// zmm9 (round key 0 into zmm12, and XORed into zmm8 here).
+macro_rules! zbatch {
+    () => {
+        concat!(
+            key!(z, "12", "{k}"),
+            op2!(z, "pxor", "8", "12"),
+            sel!(z, "0"),
+            sel!(z, "1"),
+            sel!(z, "2"),
+            sel!(z, "3"),
+            sel!(z, "4"),
+            sel!(z, "5"),
+            sel!(z, "6"),
+            sel!(z, "7"),
+        )
+    };
+}
+
+/// A tail of the zmm call in the registers listed (`tt`, for [`sel`]'s zmm arm): the first
+/// registers of one more batch, each stored whole or under its mask ([`zlast_masked`]), then a
+/// jump to the end (label 5).
+macro_rules! ztail {
+    ($($r:tt)*) => {
+        concat!(
+            key!(z, "12", "{k}"),
+            op2!(z, "pxor", "8", "12"),
+            $(sel!(z, $r),)*
+            mround!(z, "aesenc", "1"; $($r)*),
+            mround!(z, "aesenc", "2"; $($r)*),
+            mround!(z, "aesenc", "3"; $($r)*),
+            mround!(z, "aesenc", "4"; $($r)*),
+            mround!(z, "aesenc", "5"; $($r)*),
+            mround!(z, "aesenc", "6"; $($r)*),
+            mround!(z, "aesenc", "7"; $($r)*),
+            mround!(z, "aesenc", "8"; $($r)*),
+            mround!(z, "aesenc", "9"; $($r)*),
+            rounds_10_13!(z, "aesenc"; $($r)*),
+            key!(z, "12", "{kl}"),
+            $(zlast_masked!($r),)*
+            "jmp 5f\n",
+        )
+    };
+}
+
+/// The whole zmm call: `{n}` >= 0 iterations of 8 registers (32 blocks, [`sel_loop`]'s shape
+/// with the batch's `bswap(a)` and `D'` already in zmm8 and zmm9 when an iteration starts:
+/// each iteration loads the next pair at its end; the first pair comes in registers), then,
+/// if the first tail mask is not zero, the first registers of one more batch for the last
+/// (< 512) bytes ([`ztail`]: 4 registers for up to 256 bytes, 6 for up to 384, else 8).
+macro_rules! zsel_call {
+    () => {
+        concat!(
+            "test {n}, {n}\n",
+            "jz 4f\n",
+            "2:\n",
+            zbatch!(),
+            mround!(z, "aesenc", "1"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            sel_scalar_a!(),
+            mround!(z, "aesenc", "2"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            sel_scalar_d!(),
+            mround!(z, "aesenc", "3"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            mround!(z, "aesenc", "4"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            mround!(z, "aesenc", "5"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            mround!(z, "aesenc", "6"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            mround!(z, "aesenc", "7"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            mround!(z, "aesenc", "8"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            mround!(z, "aesenc", "9"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            last_rounds!(z; "0" "1" "2" "3" "4" "5" "6" "7"),
+            "xor {q}, 32\n",
+            key!(z, "8", "{q}"),
+            key!(z, "9", "{q} + 16"),
+            "add {src}, {step}\n",
+            "add {dst}, {step}\n",
+            "dec {n}\n",
+            "jnz 2b\n",
+            "4:\n",
+            "cmp qword ptr [{p} + {mo}], 0\n",
+            "je 5f\n",
+            // The fewest of 4, 6 or 8 registers that hold the rest (the first zero mask).
+            "cmp qword ptr [{p} + {mo} + 32], 0\n",
+            "je 6f\n",
+            "cmp qword ptr [{p} + {mo} + 48], 0\n",
+            "je 7f\n",
+            ztail!("0" "1" "2" "3" "4" "5" "6" "7"),
+            "6:\n",
+            ztail!("0" "1" "2" "3"),
+            "7:\n",
+            ztail!("0" "1" "2" "3" "4" "5"),
+            "5:\n",
+            // Every register it used: key material (A ^ k0, the round key, k_last ^ data), the
+            // tail's registers past the message (cipher states of counter blocks not used),
+            // and the selectors (counter material, but the counter may be secret).
+            "vzeroall\n",
+            "vpxord xmm16, xmm16, xmm16\n",
+            "vpxord xmm17, xmm17, xmm17\n",
+            "vpxord xmm18, xmm18, xmm18\n",
+            "vpxord xmm19, xmm19, xmm19\n",
+            "vpxord xmm20, xmm20, xmm20\n",
+            "vpxord xmm21, xmm21, xmm21\n",
+            "vpxord xmm22, xmm22, xmm22\n",
+            "vpxord xmm23, xmm23, xmm23\n",
+        )
+    };
+}
+
 /// Registers per iteration of the selector loop (a power of two: the batch of the selector
 /// scheme is `SEL_REGS * BLOCKS` blocks, the intrinsic kernel's `VECS` registers).
 pub(crate) const SEL_REGS: usize = 8;
+
+/// Bytes of selectors: 8 registers of at most 32 bytes (ymm; the zmm loop keeps its selectors
+/// in registers).
+const W_BYTES: usize = 32 * SEL_REGS;
 
 /// What the selector loop reads besides the keys and the data: the per-call selectors `W_i`
 /// (8 registers, 16 or 32 bytes each), the current batch's `bswap(a)` (not whitened: the loop
@@ -519,7 +714,7 @@ pub(crate) const SEL_REGS: usize = 8;
 /// material; the caller's frame.
 #[repr(C, align(64))]
 struct SelSlots {
-    w: [u8; 256],
+    w: [u8; W_BYTES],
     /// `[bswap(a), D']` of two batches: the loop reads the pair of its batch and writes the
     /// pair of the batch after next in its place (a pair written one iteration ahead was read
     /// back while its two 8-byte stores were still in flight, which a 16-byte load cannot
@@ -531,7 +726,7 @@ struct SelSlots {
 impl Default for SelSlots {
     fn default() -> Self {
         SelSlots {
-            w: [0; 256],
+            w: [0; W_BYTES],
             ad: [[[0; 16]; 2]; 2],
             low_bits: 0,
         }
@@ -571,7 +766,7 @@ unsafe fn sel_common<const BLOCKS: usize>(
                     k = in(reg) k,
                     kl = in(reg) k.add(16 * rk.rounds),
                     p = in(reg) p,
-                    q = inout(reg) p.add(256) => _,
+                    q = inout(reg) p.add(W_BYTES) => _,
                     lo = inout(reg) lo => _,
                     hi = inout(reg) hi => _,
                     blo = inout(reg) lo.swap_bytes() => _,
@@ -582,6 +777,7 @@ unsafe fn sel_common<const BLOCKS: usize>(
                     dst = inout(reg) dst => _,
                     n = inout(reg) n => _,
                     nb = const BLOCKS * SEL_REGS,
+                    lb = const core::mem::offset_of!(SelSlots, low_bits),
                     step = const 16 * BLOCKS * SEL_REGS,
                     $(out($r) _,)*
                     options(nostack),
@@ -612,16 +808,27 @@ unsafe fn sel_setup<V: Vector>(s: &mut SelSlots, ctr: u128) -> u128 {
             )
         };
     }
+    s.low_bits = (batch - 1) << 56;
+    sel_pairs(&mut s.ad, ctr, batch)
+}
+
+/// The `[bswap(a), D']` pairs of the first two batches (of `batch` blocks) of a call starting
+/// at counter `ctr` into `ad`; returns the aligned first counter of the third batch.
+#[inline(always)]
+fn sel_pairs(ad: &mut [[[u8; 16]; 2]; 2], ctr: u128, batch: u64) -> u128 {
+    use core::arch::x86_64::{_mm_set_epi64x, _mm_storeu_si128};
     let mut a = ctr & !(batch as u128 - 1);
-    for pair in &mut s.ad {
+    for pair in ad {
         let ((lo, hi), (dlo, dhi)) = ctr_batch_words(a, batch);
-        pair[0][..8].copy_from_slice(&lo.to_le_bytes());
-        pair[0][8..].copy_from_slice(&hi.to_le_bytes());
-        pair[1][..8].copy_from_slice(&dlo.to_le_bytes());
-        pair[1][8..].copy_from_slice(&dhi.to_le_bytes());
+        // One 16-byte store each: the loop's first 16-byte loads of them follow at once, and a
+        // load cannot be forwarded from two 8-byte stores (it waits for them to commit).
+        // SAFETY: SSE2 (baseline on x86-64); each pointer is 16 writable bytes.
+        unsafe {
+            _mm_storeu_si128(pair[0].as_mut_ptr().cast(), _mm_set_epi64x(hi, lo));
+            _mm_storeu_si128(pair[1].as_mut_ptr().cast(), _mm_set_epi64x(dhi, dlo));
+        }
         a = a.wrapping_add(batch as u128);
     }
-    s.low_bits = (batch - 1) << 56;
     a
 }
 
@@ -660,5 +867,111 @@ pub(crate) unsafe fn ymm_sel(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8,
     unsafe {
         let next = sel_setup::<core::arch::x86_64::__m256i>(&mut s, ctr);
         sel_common::<2>(rk, &mut s, next, src, dst, n)
+    }
+}
+
+/// What the zmm loop reads besides the keys, the data and its registers: the `[bswap(a), D']`
+/// pairs of two batches, as in [`SelSlots`], the low-bits mask of `D'`, and the byte masks of
+/// the tail's 8 registers. Counter words and lengths only; the caller's frame.
+#[repr(C, align(64))]
+struct ZSlots {
+    ad: [[[u8; 16]; 2]; 2],
+    low_bits: u64,
+    masks: [u64; SEL_REGS],
+}
+
+/// `dst = src ^ keystream` from counter `ctr` for `len` bytes on zmm (the `vaes512` backend),
+/// wholly in this assembly: the selector loop for every whole batch of 32 blocks (512 bytes,
+/// 8 registers), its eight selectors in zmm16-23 rather than in memory, and the rest (under
+/// 512 bytes) as the first registers of one more batch with masked loads and stores. At the
+/// end every vector register it used is zeroed.
+///
+/// IMPLEMENTATION NOTE (issue 13): the compiled zmm kernel is followed by the dispatcher's
+/// stack wipe (1280 bytes of stores), about 14 ns a call on Zen 4: a 512-byte AES-128 call
+/// took 42 ns with it and 28 without it (a diagnostic build; a loop of `Aes::ctr_xor_at` from
+/// a crate built with LTO, best of 200 trials). This code writes 72 bytes of counter words and
+/// a 64-byte mask table on the stack (both in [`ZSlots`]), nothing that holds key material, so
+/// no wipe follows. The selectors stay in registers: in memory, as the xmm/ymm loops keep
+/// them, they would be 512 bytes of stores a call. Measurements: README, "Session 13, CTR on
+/// `vaes512` wholly in assembly".
+///
+/// # Safety
+/// The CPU has AVX-512F/BW/VL and VAES; `src` is readable and `dst` writable for `len`
+/// bytes, `len` a multiple of 16 (whole blocks), and the two are equal or do not overlap.
+#[inline(never)]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
+pub(crate) unsafe fn zmm_sel(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8, len: usize) {
+    use core::arch::x86_64::{__m512i, _mm_set_epi64x, _mm512_broadcast_i32x4};
+    debug_assert!(len.is_multiple_of(16) && matches!(rk.rounds, 10 | 12 | 14));
+    const BATCH: u64 = (SEL_REGS * 4) as u64;
+    const STEP: usize = 64 * SEL_REGS;
+    let (n, rem) = (len / STEP, len % STEP);
+    let r = ctr as u64 & (BATCH - 1);
+    // SAFETY: AVX-512F (the target features above).
+    let w = |i| unsafe { <__m512i as Vector>::ctr_select(r, i, BATCH) };
+    let (w0, w1, w2, w3, w4, w5, w6, w7) = (w(0), w(1), w(2), w(3), w(4), w(5), w(6), w(7));
+    let mut s = ZSlots {
+        ad: [[[0; 16]; 2]; 2],
+        low_bits: (BATCH - 1) << 56,
+        masks: [0; SEL_REGS],
+    };
+    let next = sel_pairs(&mut s.ad, ctr, BATCH);
+    let (lo, hi) = (next as u64, (next >> 64) as u64);
+    // The first batch's pair goes in registers (the loop loads each later pair at the end of
+    // the iteration before).
+    let ((alo, ahi), (dlo, dhi)) = ctr_batch_words(ctr & !(BATCH as u128 - 1), BATCH);
+    let (a0, d0) = (
+        _mm512_broadcast_i32x4(_mm_set_epi64x(ahi, alo)),
+        _mm512_broadcast_i32x4(_mm_set_epi64x(dhi, dlo)),
+    );
+    // Byte masks of the tail's registers: all ones for whole ones, the low bytes for the one
+    // the tail ends in, zero past it. Lengths only.
+    for (i, m) in s.masks.iter_mut().enumerate() {
+        let b = rem.saturating_sub(64 * i).min(64);
+        *m = if b == 64 { u64::MAX } else { (1u64 << b) - 1 };
+    }
+    let k = rk.enc.as_ptr().cast::<u8>();
+    let p = core::ptr::from_mut(&mut s).cast::<u8>();
+    // SAFETY: the caller guarantees the CPU features and the buffer extents: the loop covers
+    // `512 * n` bytes and the tail's masked loads and stores only the `rem` bytes after them
+    // (masked-off bytes are not accessed and cannot fault). The round keys read are
+    // `enc[0..=rounds]` (as in `sel_common`); the slots read and written are inside `s`
+    // (offsets 0..136). No stack; it clobbers only what it names.
+    unsafe {
+        asm!(
+            zsel_call!(),
+            k = in(reg) k,
+            kl = in(reg) k.add(16 * rk.rounds),
+            p = in(reg) p,
+            q = inout(reg) p => _,
+            lo = inout(reg) lo => _,
+            hi = inout(reg) hi => _,
+            blo = inout(reg) lo.swap_bytes() => _,
+            bhi = inout(reg) hi.swap_bytes() => _,
+            t = out(reg) _,
+            u = out(reg) _,
+            src = inout(reg) src => _,
+            dst = inout(reg) dst => _,
+            n = inout(reg) n => _,
+            nb = const BATCH,
+            lb = const core::mem::offset_of!(ZSlots, low_bits),
+            mo = const core::mem::offset_of!(ZSlots, masks),
+            step = const STEP,
+            inout("zmm8") a0 => _,
+            inout("zmm9") d0 => _,
+            inout("zmm16") w0 => _,
+            inout("zmm17") w1 => _,
+            inout("zmm18") w2 => _,
+            inout("zmm19") w3 => _,
+            inout("zmm20") w4 => _,
+            inout("zmm21") w5 => _,
+            inout("zmm22") w6 => _,
+            inout("zmm23") w7 => _,
+            out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
+            out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
+            out("zmm10") _, out("zmm11") _, out("zmm12") _, out("zmm13") _,
+            out("zmm14") _, out("zmm15") _, out("k1") _,
+            options(nostack),
+        );
     }
 }
