@@ -900,15 +900,22 @@ pub(crate) fn cbc_decrypt_nostack(
     true
 }
 
-/// ECB encryption on the `aesni` backend of at least [`ecb_asm::REGS`] (12) blocks, entirely
-/// in inline assembly ([`ecb_asm::xmm_encrypt`]); returns false, doing nothing, on another
-/// backend or for fewer blocks (then the dispatcher runs [`encrypt_blocks`]). As
+/// ECB encryption on the `aesni` backend of at least [`ecb_asm::REGS`] (12) blocks, or on
+/// `vaes512` on AMD of any length (the dispatcher gives up to 12 blocks to `encrypt_small`
+/// first), entirely in inline assembly ([`ecb_asm::xmm_encrypt`], `ecb_asm::zmm_encrypt`);
+/// returns false, doing nothing, otherwise (then the dispatcher runs [`encrypt_blocks`]). As
 /// [`cbc_decrypt_nostack`], no compiled code holds a round key, so no stack wipe follows.
 ///
 /// [`ecb_asm::REGS`]: super::vaes::ecb_asm::REGS
 /// [`ecb_asm::xmm_encrypt`]: super::vaes::ecb_asm::xmm_encrypt
 pub(crate) fn encrypt_nostack(backend: crate::Backend, k: &Keys, buf: &mut [u8]) -> bool {
     use super::vaes::ecb_asm;
+    if backend == crate::Backend::Vaes512 && crate::cpu::amd_like() {
+        // SAFETY: `Keys` used with `Vaes512` exist only where AVX-512F/BW/VL and VAES do
+        // (`is_available`); `buf` holds whole blocks (the mode layer passes whole blocks).
+        unsafe { ecb_asm::zmm_encrypt(&k.enc, k.rounds, buf.as_mut_ptr(), buf.len()) };
+        return true;
+    }
     if backend != crate::Backend::Aesni || buf.len() < 16 * ecb_asm::REGS {
         return false;
     }
@@ -919,17 +926,32 @@ pub(crate) fn encrypt_nostack(backend: crate::Backend, k: &Keys, buf: &mut [u8])
     true
 }
 
-/// ECB decryption on the `aesni` backend of at least 12 blocks, entirely in inline assembly
-/// ([`ecb_asm::xmm_decrypt`], which derives the decryption schedule into a local of this
-/// frame that only it writes, reads and zeroes); false, doing nothing, otherwise.
+/// ECB decryption on the `aesni` backend of at least 12 blocks, or on `vaes512` on AMD,
+/// entirely in inline assembly ([`ecb_asm::xmm_decrypt`], `ecb_asm::zmm_decrypt`, which derive
+/// the decryption schedule into a local of this frame that only they write, read and zero);
+/// false, doing nothing, otherwise.
 ///
 /// [`ecb_asm::xmm_decrypt`]: super::vaes::ecb_asm::xmm_decrypt
 pub(crate) fn decrypt_nostack(backend: crate::Backend, k: &Keys, buf: &mut [u8]) -> bool {
     use super::vaes::ecb_asm;
-    if backend != crate::Backend::Aesni || buf.len() < 16 * ecb_asm::REGS {
+    let zmm = backend == crate::Backend::Vaes512 && crate::cpu::amd_like();
+    if !zmm && (backend != crate::Backend::Aesni || buf.len() < 16 * ecb_asm::REGS) {
         return false;
     }
     let mut dk = core::mem::MaybeUninit::<[__m128i; 15]>::uninit();
+    if zmm {
+        // SAFETY: as in [`encrypt_nostack`]; `dk` has 15 >= rounds + 1 slots.
+        unsafe {
+            ecb_asm::zmm_decrypt(
+                &k.enc,
+                k.rounds,
+                buf.as_mut_ptr(),
+                buf.len(),
+                dk.as_mut_ptr().cast(),
+            )
+        };
+        return true;
+    }
     // SAFETY: as [`encrypt_nostack`]; `dk` has 15 >= rounds + 1 slots, 16-byte aligned.
     unsafe {
         ecb_asm::xmm_decrypt(

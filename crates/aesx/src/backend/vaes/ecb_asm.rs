@@ -159,3 +159,224 @@ pub(crate) unsafe fn xmm_decrypt(
         )
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// zmm (`vaes512` on AMD)
+
+/// Register `i` of a zmm tail: loaded under its byte mask (`[{m} + 8 i]`, k1; masked-off bytes
+/// are neither read nor able to fault, and load as zero) and whitened (round key 0 in zmm12).
+macro_rules! zld_masked {
+    ($i:literal) => {
+        concat!(
+            "kmovq k1, qword ptr [{m} + 8*",
+            $i,
+            "]\n",
+            "vmovdqu8 zmm",
+            $i,
+            "{{k1}}{{z}}, zmmword ptr [{p} + 64*",
+            $i,
+            "]\n",
+            op2!(z, "pxor", $i, "12"),
+        )
+    };
+}
+
+/// The last round (`$last`, key in zmm12) of register `i` of a zmm tail, stored under its mask.
+macro_rules! zst_masked {
+    ($last:literal, $i:literal) => {
+        concat!(
+            op2!(z, $last, $i, "12"),
+            "kmovq k1, qword ptr [{m} + 8*",
+            $i,
+            "]\n",
+            "vmovdqu8 zmmword ptr [{p} + 64*",
+            $i,
+            "]{{k1}}, zmm",
+            $i,
+            "\n",
+        )
+    };
+}
+
+/// A zmm tail in the registers listed: loaded, the rounds (`$op`, `$last`), stored, each
+/// under its mask; then a jump to the end (label 5).
+macro_rules! zecb_tail {
+    ($op:literal, $last:literal; $($r:literal)*) => {
+        concat!(
+            key!(z, "12", "{k}"),
+            $(zld_masked!($r),)*
+            mround!(z, $op, "1"; $($r)*),
+            mround!(z, $op, "2"; $($r)*),
+            mround!(z, $op, "3"; $($r)*),
+            mround!(z, $op, "4"; $($r)*),
+            mround!(z, $op, "5"; $($r)*),
+            mround!(z, $op, "6"; $($r)*),
+            mround!(z, $op, "7"; $($r)*),
+            mround!(z, $op, "8"; $($r)*),
+            mround!(z, $op, "9"; $($r)*),
+            rounds_10_13!(z, $op; $($r)*),
+            key!(z, "12", "{kl}"),
+            $(zst_masked!($last, $r),)*
+            "jmp 5f\n",
+        )
+    };
+}
+
+/// ECB on zmm of `{n}` >= 0 iterations of 8 registers (32 blocks) at `{p}`, then the rest
+/// (under 512 bytes; the masks at `{m}`, the first zero where the message has ended) in the
+/// fewest of 4, 6 or 8 registers, then VZEROALL (the data registers and zmm12, the round key).
+macro_rules! ecb_zmm {
+    ($op:literal, $last:literal) => {
+        concat!(
+            "test {n}, {n}\n",
+            "jz 4f\n",
+            "2:\n",
+            key!(z, "12", "{k}"),
+            ld!(z, "0", "{p}", "0"),
+            op2!(z, "pxor", "0", "12"),
+            ld!(z, "1", "{p}", "1"),
+            op2!(z, "pxor", "1", "12"),
+            ld!(z, "2", "{p}", "2"),
+            op2!(z, "pxor", "2", "12"),
+            ld!(z, "3", "{p}", "3"),
+            op2!(z, "pxor", "3", "12"),
+            ld!(z, "4", "{p}", "4"),
+            op2!(z, "pxor", "4", "12"),
+            ld!(z, "5", "{p}", "5"),
+            op2!(z, "pxor", "5", "12"),
+            ld!(z, "6", "{p}", "6"),
+            op2!(z, "pxor", "6", "12"),
+            ld!(z, "7", "{p}", "7"),
+            op2!(z, "pxor", "7", "12"),
+            rounds!(z, $op; "0" "1" "2" "3" "4" "5" "6" "7"),
+            key!(z, "12", "{kl}"),
+            op2!(z, $last, "0", "12"),
+            st!(z, "0", "{p}", "0"),
+            op2!(z, $last, "1", "12"),
+            st!(z, "1", "{p}", "1"),
+            op2!(z, $last, "2", "12"),
+            st!(z, "2", "{p}", "2"),
+            op2!(z, $last, "3", "12"),
+            st!(z, "3", "{p}", "3"),
+            op2!(z, $last, "4", "12"),
+            st!(z, "4", "{p}", "4"),
+            op2!(z, $last, "5", "12"),
+            st!(z, "5", "{p}", "5"),
+            op2!(z, $last, "6", "12"),
+            st!(z, "6", "{p}", "6"),
+            op2!(z, $last, "7", "12"),
+            st!(z, "7", "{p}", "7"),
+            "add {p}, 512\n",
+            "dec {n}\n",
+            "jnz 2b\n",
+            "4:\n",
+            "cmp qword ptr [{m}], 0\n",
+            "je 5f\n",
+            "cmp qword ptr [{m} + 32], 0\n",
+            "je 6f\n",
+            "cmp qword ptr [{m} + 48], 0\n",
+            "je 7f\n",
+            zecb_tail!($op, $last; "0" "1" "2" "3" "4" "5" "6" "7"),
+            "6:\n",
+            zecb_tail!($op, $last; "0" "1" "2" "3"),
+            "7:\n",
+            zecb_tail!($op, $last; "0" "1" "2" "3" "4" "5"),
+            "5:\n",
+            "vzeroall\n",
+        )
+    };
+}
+
+/// Byte masks of the (at most 8) registers of the bytes after the last whole iteration of
+/// 512: all ones for whole registers, the low bytes for the one the data ends in, zero past it.
+fn zmm_tail_masks(len: usize) -> [u64; 8] {
+    let rem = len % 512;
+    core::array::from_fn(|i| {
+        let b = rem.saturating_sub(64 * i).min(64);
+        if b == 64 { u64::MAX } else { (1u64 << b) - 1 }
+    })
+}
+
+/// The whole zmm call: `$text` over `$len` bytes at `$p` with the schedule at `$k` of
+/// `$rounds` rounds, and the extra operands `$extra` (decryption: `{e}`, `{s}`).
+macro_rules! zecb_call {
+    ($text:expr, $k:expr, $rounds:expr, $p:expr, $len:expr; $($extra:tt)*) => {{
+        let m = zmm_tail_masks($len);
+        asm!(
+            $text,
+            k = in(reg) $k,
+            kl = in(reg) $k.add(16 * $rounds),
+            t = out(reg) _,
+            p = inout(reg) $p => _,
+            n = inout(reg) $len / 512 => _,
+            m = in(reg) m.as_ptr(),
+            $($extra)*
+            out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
+            out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
+            out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
+            out("zmm12") _, out("zmm13") _, out("zmm14") _, out("zmm15") _,
+            out("k1") _,
+            options(nostack),
+        )
+    }};
+}
+
+/// ECB encryption in place of `len` bytes (whole blocks) at `p` on zmm, all of it in this
+/// assembly: 8 registers (32 blocks) an iteration, the rest in 4, 6 or 8 registers under byte
+/// masks, each round key broadcast from the schedule into zmm12 before its round, and every
+/// vector register it used zeroed at the end (VZEROALL). Nothing is written but the data, so no
+/// stack wipe follows (`aesni::encrypt_nostack`).
+///
+/// IMPLEMENTATION NOTE (issue 13): as `ctr_asm::zmm_sel` for CTR: the compiled zmm kernel and
+/// the 1280-byte wipe after it cost about 14 ns a call on Zen 4. Measurements: README,
+/// "Session 13".
+///
+/// # Safety
+/// The CPU has AVX-512F/BW/VL and VAES; `p` is readable and writable for `len` bytes, `len` a
+/// multiple of 16.
+#[inline(never)]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
+pub(crate) unsafe fn zmm_encrypt(enc: &[[u8; 16]; 15], rounds: usize, p: *mut u8, len: usize) {
+    debug_assert!(len.is_multiple_of(16) && matches!(rounds, 10 | 12 | 14));
+    let k = enc.as_ptr().cast::<u8>();
+    // SAFETY: the caller guarantees the CPU features and the buffer extent. The asm reads
+    // `enc[0..=rounds]` (`kl` is `enc[rounds]`; rounds 10..13 only when `kl` lies beyond
+    // them) and the 8 masks; the loop covers `512 * (len / 512)` bytes and the tail's masked
+    // loads and stores only the `len % 512` bytes after them. No stack; it clobbers only what
+    // it names.
+    unsafe {
+        zecb_call!(
+            ecb_zmm!("aesenc", "aesenclast"),
+            k, rounds, p, len;
+        )
+    }
+}
+
+/// ECB decryption in place on zmm, as [`zmm_encrypt`]: the decryption schedule derived from
+/// `enc` into `dk` first and `dk` zeroed again at the end ([`derive_dk`], [`zero_dk`], as
+/// `xmm_decrypt`).
+///
+/// # Safety
+/// As [`zmm_encrypt`]; `dk` is writable for `16 * (rounds + 1)` bytes.
+#[inline(never)]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
+pub(crate) unsafe fn zmm_decrypt(
+    enc: &[[u8; 16]; 15],
+    rounds: usize,
+    p: *mut u8,
+    len: usize,
+    dk: *mut [u8; 16],
+) {
+    debug_assert!(len.is_multiple_of(16) && matches!(rounds, 10 | 12 | 14));
+    let k = dk.cast::<u8>();
+    // SAFETY: as `zmm_encrypt`, and: the asm reads `enc[0..=rounds]` and writes, reads and
+    // zeroes `dk[0..=rounds]`, which the caller provides.
+    unsafe {
+        zecb_call!(
+            concat!(derive_dk!(), ecb_zmm!("aesdec", "aesdeclast"), zero_dk!()),
+            k, rounds, p, len;
+            e = in(reg) enc.as_ptr(),
+            s = out(reg) _,
+        )
+    }
+}
