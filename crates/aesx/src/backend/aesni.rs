@@ -1653,17 +1653,20 @@ fn ctr_lanes_xor<const N: usize>(
     }
 }
 
-/// CTR of at least 1 KiB on Intel (any vendor but AMD and Hygon) on `aesni` and `vaes256`,
-/// entirely in inline assembly: the selector loop of `vaes::ctr_asm` for every whole
-/// iteration, [`ctr_small`] for the rest (under 16 blocks); false, doing nothing, otherwise
-/// (then the dispatcher runs the compiled kernels). `src` and `dst` are equal (in place) or
-/// disjoint, `len` bytes each, whole blocks.
+/// CTR entirely in inline assembly: of at least 1 KiB on Intel (any vendor but AMD and Hygon)
+/// on `aesni` and `vaes256`, the selector loop of `vaes::ctr_asm` for every whole iteration
+/// and [`ctr_small`] for the rest (under 16 blocks); of any length on AMD on `vaes512`, the
+/// whole call in `vaes::ctr_asm::zmm_sel` (masked tail included); false, doing nothing,
+/// otherwise (then the dispatcher runs the compiled kernels). `src` and `dst` are equal (in
+/// place) or disjoint, `len` bytes each, whole blocks.
 ///
 /// IMPLEMENTATION NOTE: like [`cbc_decrypt_nostack`], no compiled code holds a round key here
 /// (the loop's slots hold counter values only; the loop zeroes the registers that held key
 /// material), so no stack wipe follows: the 1280-byte wipe and the compiled tail kernel's
 /// setup were about 4% of a 16 KiB `vaes256` call on Intel (README, "Intel: CTR without
-/// scalar counter work"). On AMD the scalar-counter loop of the compiled path is the faster.
+/// scalar counter work"). On AMD the scalar-counter loop of the compiled path is the faster
+/// for `aesni` and `vaes256`; on `vaes512` the wipe was about 14 ns a call (README, "Session
+/// 13, CTR on `vaes512` wholly in assembly").
 ///
 /// # Safety
 /// `src` is readable and `dst` writable for `len` bytes, equal or disjoint.
