@@ -1,5 +1,7 @@
-//! ECB encryption and decryption on xmm (legacy SSE, for `aesni`) as inline assembly, the
-//! whole call from 12 blocks on, every key size: in the shape of [`super::cbc_asm`]'s `xmm`
+//! ECB encryption and decryption as inline assembly, the whole call: on zmm for `vaes512` on
+//! AMD (`zmm_encrypt`, `zmm_decrypt`, at the end of this file: 8 registers an iteration, the
+//! rest under AVX-512 byte masks), and on xmm (legacy SSE, for `aesni`) from 12 blocks on,
+//! every key size, described here: in the shape of [`super::cbc_asm`]'s `xmm`
 //! (12 registers in flight, the round key of each round in r12, the `blocks % 12` blocks that
 //! do not fill an iteration first), so that no compiled code holds a round key and no stack
 //! wipe follows (`aesni::encrypt_nostack`, `aesni::decrypt_nostack`).
