@@ -671,6 +671,18 @@ pub(crate) unsafe fn ctr_sel_iterations<V: Vector>(
     n * per
 }
 
+/// Byte masks of the (at most 8) zmm registers that hold the bytes of a `len`-byte call after
+/// its last whole iteration of 512 bytes (the tails of `ctr_asm::zmm_sel` and
+/// `ecb_asm::zmm_encrypt` / `zmm_decrypt`): all ones for whole registers, the low bytes for the
+/// one the data ends in, zero past it. Lengths only.
+pub(crate) fn zmm_tail_masks(len: usize) -> [u64; 8] {
+    let rem = len % 512;
+    core::array::from_fn(|i| {
+        let b = rem.saturating_sub(64 * i).min(64);
+        if b == 64 { u64::MAX } else { (1u64 << b) - 1 }
+    })
+}
+
 /// A whole CTR call of `len` bytes (whole blocks) on zmm in the assembly of
 /// [`ctr_asm::zmm_sel`] (`vaes512` on AMD; `aesni::ctr_nostack` decides when).
 ///

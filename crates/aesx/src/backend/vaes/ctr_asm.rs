@@ -510,15 +510,12 @@ macro_rules! sel_scalar_d {
     };
 }
 
-/// The whole selector loop (`{n}` >= 1 iterations of 8 registers).
-macro_rules! sel_loop {
+/// One batch of the selector loops, A (whitened) and D' in r8 and r9: the 8 counter
+/// registers ([`sel`]), the rounds with the next batch's words written beside rounds 1 and 2
+/// ([`sel_scalar_a`], [`sel_scalar_d`]), and the last round with the data.
+macro_rules! sel_iter {
     ($w:ident) => {
         concat!(
-            "2:\n",
-            key!($w, "8", "{q}"),
-            key!($w, "12", "{k}"),
-            op2!($w, "pxor", "8", "12"),
-            key!($w, "9", "{q} + 16"),
             sel!($w, "0"),
             sel!($w, "1"),
             sel!($w, "2"),
@@ -539,6 +536,20 @@ macro_rules! sel_loop {
             mround!($w, "aesenc", "8"; "0" "1" "2" "3" "4" "5" "6" "7"),
             mround!($w, "aesenc", "9"; "0" "1" "2" "3" "4" "5" "6" "7"),
             last_rounds!($w; "0" "1" "2" "3" "4" "5" "6" "7"),
+        )
+    };
+}
+
+/// The whole selector loop (`{n}` >= 1 iterations of 8 registers).
+macro_rules! sel_loop {
+    ($w:ident) => {
+        concat!(
+            "2:\n",
+            key!($w, "8", "{q}"),
+            key!($w, "12", "{k}"),
+            op2!($w, "pxor", "8", "12"),
+            key!($w, "9", "{q} + 16"),
+            sel_iter!($w),
             "xor {q}, 32\n",
             "add {src}, {step}\n",
             "add {dst}, {step}\n",
@@ -593,25 +604,6 @@ macro_rules! zlast_masked {
     };
 }
 
-/// The 8 whitened counter registers of the batch whose `bswap(a)` and `D'` are in zmm8 and
-/// zmm9 (round key 0 into zmm12, and XORed into zmm8 here).
-macro_rules! zbatch {
-    () => {
-        concat!(
-            key!(z, "12", "{k}"),
-            op2!(z, "pxor", "8", "12"),
-            sel!(z, "0"),
-            sel!(z, "1"),
-            sel!(z, "2"),
-            sel!(z, "3"),
-            sel!(z, "4"),
-            sel!(z, "5"),
-            sel!(z, "6"),
-            sel!(z, "7"),
-        )
-    };
-}
-
 /// A tail of the zmm call in the registers listed (`tt`, for [`sel`]'s zmm arm): the first
 /// registers of one more batch, each stored whole or under its mask ([`zlast_masked`]), then a
 /// jump to the end (label 5).
@@ -621,16 +613,7 @@ macro_rules! ztail {
             key!(z, "12", "{k}"),
             op2!(z, "pxor", "8", "12"),
             $(sel!(z, $r),)*
-            mround!(z, "aesenc", "1"; $($r)*),
-            mround!(z, "aesenc", "2"; $($r)*),
-            mround!(z, "aesenc", "3"; $($r)*),
-            mround!(z, "aesenc", "4"; $($r)*),
-            mround!(z, "aesenc", "5"; $($r)*),
-            mround!(z, "aesenc", "6"; $($r)*),
-            mround!(z, "aesenc", "7"; $($r)*),
-            mround!(z, "aesenc", "8"; $($r)*),
-            mround!(z, "aesenc", "9"; $($r)*),
-            rounds_10_13!(z, "aesenc"; $($r)*),
+            rounds!(z, "aesenc"; $($r)*),
             key!(z, "12", "{kl}"),
             $(zlast_masked!($r),)*
             "jmp 5f\n",
@@ -649,19 +632,9 @@ macro_rules! zsel_call {
             "test {n}, {n}\n",
             "jz 4f\n",
             "2:\n",
-            zbatch!(),
-            mround!(z, "aesenc", "1"; "0" "1" "2" "3" "4" "5" "6" "7"),
-            sel_scalar_a!(),
-            mround!(z, "aesenc", "2"; "0" "1" "2" "3" "4" "5" "6" "7"),
-            sel_scalar_d!(),
-            mround!(z, "aesenc", "3"; "0" "1" "2" "3" "4" "5" "6" "7"),
-            mround!(z, "aesenc", "4"; "0" "1" "2" "3" "4" "5" "6" "7"),
-            mround!(z, "aesenc", "5"; "0" "1" "2" "3" "4" "5" "6" "7"),
-            mround!(z, "aesenc", "6"; "0" "1" "2" "3" "4" "5" "6" "7"),
-            mround!(z, "aesenc", "7"; "0" "1" "2" "3" "4" "5" "6" "7"),
-            mround!(z, "aesenc", "8"; "0" "1" "2" "3" "4" "5" "6" "7"),
-            mround!(z, "aesenc", "9"; "0" "1" "2" "3" "4" "5" "6" "7"),
-            last_rounds!(z; "0" "1" "2" "3" "4" "5" "6" "7"),
+            key!(z, "12", "{k}"),
+            op2!(z, "pxor", "8", "12"),
+            sel_iter!(z),
             "xor {q}, 32\n",
             key!(z, "8", "{q}"),
             key!(z, "9", "{q} + 16"),
@@ -697,6 +670,39 @@ macro_rules! zsel_call {
             "vpxord xmm23, xmm23, xmm23\n",
         )
     };
+}
+
+/// One selector-loop `asm!` ([`sel_loop`], [`zsel_call`]): the text, the schedule `$rk`, the
+/// slots `$p` (and `$q`, the pair the first iteration writes), `$next` (the aligned first
+/// counter of the third batch), the data, the iteration count and the constants; `$extra`
+/// for the rest (constants, registers in, clobbers).
+macro_rules! sel_asm {
+    ($text:expr, $rk:expr, $p:expr, $q:expr, $next:expr, $src:expr, $dst:expr, $n:expr,
+     nb = $nb:expr, lb = $lb:expr, step = $step:expr; $($extra:tt)*) => {{
+        let k = $rk.enc.as_ptr().cast::<u8>();
+        let (lo, hi) = ($next as u64, ($next >> 64) as u64);
+        asm!(
+            $text,
+            k = in(reg) k,
+            kl = in(reg) k.add(16 * $rk.rounds),
+            p = in(reg) $p,
+            q = inout(reg) $q => _,
+            lo = inout(reg) lo => _,
+            hi = inout(reg) hi => _,
+            blo = inout(reg) lo.swap_bytes() => _,
+            bhi = inout(reg) hi.swap_bytes() => _,
+            t = out(reg) _,
+            u = out(reg) _,
+            src = inout(reg) $src => _,
+            dst = inout(reg) $dst => _,
+            n = inout(reg) $n => _,
+            nb = const $nb,
+            lb = const $lb,
+            step = const $step,
+            $($extra)*
+            options(nostack),
+        )
+    }};
 }
 
 /// Registers per iteration of the selector loop (a power of two: the batch of the selector
@@ -750,44 +756,28 @@ unsafe fn sel_common<const BLOCKS: usize>(
     n: usize,
 ) {
     debug_assert!(n >= 1 && matches!(rk.rounds, 10 | 12 | 14));
-    let k = rk.enc.as_ptr().cast::<u8>();
-    let (lo, hi) = (next as u64, (next >> 64) as u64);
     let p = core::ptr::from_mut(s).cast::<u8>();
     // SAFETY: the caller guarantees the CPU features and the buffer extents; the round keys
     // read are `enc[0..=rounds]` (`kl` is `enc[rounds]`; rounds 10..13 are read only when
     // `kl` lies beyond them); the slots read and written are inside `s` (offsets 0..328). No
     // stack; it clobbers only what it names.
     unsafe {
-        // One `asm!` per width: the text, the constants and the clobbers' names differ.
-        macro_rules! sel_asm {
+        // One `asm!` per width: the text and the clobbers' names differ.
+        macro_rules! width {
             ($w:ident, $($r:tt)*) => {
-                asm!(
-                    sel_loop!($w),
-                    k = in(reg) k,
-                    kl = in(reg) k.add(16 * rk.rounds),
-                    p = in(reg) p,
-                    q = inout(reg) p.add(W_BYTES) => _,
-                    lo = inout(reg) lo => _,
-                    hi = inout(reg) hi => _,
-                    blo = inout(reg) lo.swap_bytes() => _,
-                    bhi = inout(reg) hi.swap_bytes() => _,
-                    t = out(reg) _,
-                    u = out(reg) _,
-                    src = inout(reg) src => _,
-                    dst = inout(reg) dst => _,
-                    n = inout(reg) n => _,
-                    nb = const BLOCKS * SEL_REGS,
-                    lb = const core::mem::offset_of!(SelSlots, low_bits),
-                    step = const 16 * BLOCKS * SEL_REGS,
+                sel_asm!(
+                    sel_loop!($w), rk, p, p.add(W_BYTES), next, src, dst, n,
+                    nb = BLOCKS * SEL_REGS,
+                    lb = core::mem::offset_of!(SelSlots, low_bits),
+                    step = 16 * BLOCKS * SEL_REGS;
                     $(out($r) _,)*
-                    options(nostack),
                 )
             };
         }
         if BLOCKS == 1 {
-            sel_asm!(x, "xmm0" "xmm1" "xmm2" "xmm3" "xmm4" "xmm5" "xmm6" "xmm7" "xmm8" "xmm9" "xmm12" "xmm15");
+            width!(x, "xmm0" "xmm1" "xmm2" "xmm3" "xmm4" "xmm5" "xmm6" "xmm7" "xmm8" "xmm9" "xmm12" "xmm15");
         } else {
-            sel_asm!(y, "ymm0" "ymm1" "ymm2" "ymm3" "ymm4" "ymm5" "ymm6" "ymm7" "ymm8" "ymm9" "ymm12" "ymm15");
+            width!(y, "ymm0" "ymm1" "ymm2" "ymm3" "ymm4" "ymm5" "ymm6" "ymm7" "ymm8" "ymm9" "ymm12" "ymm15");
         }
     }
 }
@@ -905,7 +895,7 @@ pub(crate) unsafe fn zmm_sel(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8,
     debug_assert!(len.is_multiple_of(16) && matches!(rk.rounds, 10 | 12 | 14));
     const BATCH: u64 = (SEL_REGS * 4) as u64;
     const STEP: usize = 64 * SEL_REGS;
-    let (n, rem) = (len / STEP, len % STEP);
+    let n = len / STEP;
     let r = ctr as u64 & (BATCH - 1);
     // SAFETY: AVX-512F (the target features above).
     let w = |i| unsafe { <__m512i as Vector>::ctr_select(r, i, BATCH) };
@@ -913,10 +903,9 @@ pub(crate) unsafe fn zmm_sel(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8,
     let mut s = ZSlots {
         ad: [[[0; 16]; 2]; 2],
         low_bits: (BATCH - 1) << 56,
-        masks: [0; SEL_REGS],
+        masks: super::zmm_tail_masks(len),
     };
     let next = sel_pairs(&mut s.ad, ctr, BATCH);
-    let (lo, hi) = (next as u64, (next >> 64) as u64);
     // The first batch's pair goes in registers (the loop loads each later pair at the end of
     // the iteration before).
     let ((alo, ahi), (dlo, dhi)) = ctr_batch_words(ctr & !(BATCH as u128 - 1), BATCH);
@@ -924,39 +913,19 @@ pub(crate) unsafe fn zmm_sel(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8,
         _mm512_broadcast_i32x4(_mm_set_epi64x(ahi, alo)),
         _mm512_broadcast_i32x4(_mm_set_epi64x(dhi, dlo)),
     );
-    // Byte masks of the tail's registers: all ones for whole ones, the low bytes for the one
-    // the tail ends in, zero past it. Lengths only.
-    for (i, m) in s.masks.iter_mut().enumerate() {
-        let b = rem.saturating_sub(64 * i).min(64);
-        *m = if b == 64 { u64::MAX } else { (1u64 << b) - 1 };
-    }
-    let k = rk.enc.as_ptr().cast::<u8>();
     let p = core::ptr::from_mut(&mut s).cast::<u8>();
     // SAFETY: the caller guarantees the CPU features and the buffer extents: the loop covers
-    // `512 * n` bytes and the tail's masked loads and stores only the `rem` bytes after them
-    // (masked-off bytes are not accessed and cannot fault). The round keys read are
+    // `512 * n` bytes and the tail's masked loads and stores only the `len % 512` bytes after
+    // them (masked-off bytes are not accessed and cannot fault). The round keys read are
     // `enc[0..=rounds]` (as in `sel_common`); the slots read and written are inside `s`
     // (offsets 0..136). No stack; it clobbers only what it names.
     unsafe {
-        asm!(
-            zsel_call!(),
-            k = in(reg) k,
-            kl = in(reg) k.add(16 * rk.rounds),
-            p = in(reg) p,
-            q = inout(reg) p => _,
-            lo = inout(reg) lo => _,
-            hi = inout(reg) hi => _,
-            blo = inout(reg) lo.swap_bytes() => _,
-            bhi = inout(reg) hi.swap_bytes() => _,
-            t = out(reg) _,
-            u = out(reg) _,
-            src = inout(reg) src => _,
-            dst = inout(reg) dst => _,
-            n = inout(reg) n => _,
-            nb = const BATCH,
-            lb = const core::mem::offset_of!(ZSlots, low_bits),
+        sel_asm!(
+            zsel_call!(), rk, p, p, next, src, dst, n,
+            nb = BATCH,
+            lb = core::mem::offset_of!(ZSlots, low_bits),
+            step = STEP;
             mo = const core::mem::offset_of!(ZSlots, masks),
-            step = const STEP,
             inout("zmm8") a0 => _,
             inout("zmm9") d0 => _,
             inout("zmm16") w0 => _,
@@ -971,7 +940,6 @@ pub(crate) unsafe fn zmm_sel(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8,
             out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
             out("zmm10") _, out("zmm11") _, out("zmm12") _, out("zmm13") _,
             out("zmm14") _, out("zmm15") _, out("k1") _,
-            options(nostack),
         );
     }
 }

@@ -31,8 +31,8 @@ pub(crate) const REGS: usize = 12;
 
 /// The last round (`$last` with the key in r12) of register `i`, stored in place.
 macro_rules! lastst {
-    ($last:literal, $i:literal) => {
-        concat!(op2!(x, $last, $i, "12"), st!(x, $i, "{p}", $i))
+    ($w:ident, $last:literal, $i:literal) => {
+        concat!(op2!($w, $last, $i, "12"), st!($w, $i, "{p}", $i))
     };
 }
 
@@ -65,18 +65,18 @@ macro_rules! ecb_xmm {
             heads!(ecb_head!($op, $last)),
             "2:\n",
             batch_rounds!(x, $op; "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
-            lastst!($last, "0"),
-            lastst!($last, "1"),
-            lastst!($last, "2"),
-            lastst!($last, "3"),
-            lastst!($last, "4"),
-            lastst!($last, "5"),
-            lastst!($last, "6"),
-            lastst!($last, "7"),
-            lastst!($last, "8"),
-            lastst!($last, "9"),
-            lastst!($last, "10"),
-            lastst!($last, "11"),
+            lastst!(x, $last, "0"),
+            lastst!(x, $last, "1"),
+            lastst!(x, $last, "2"),
+            lastst!(x, $last, "3"),
+            lastst!(x, $last, "4"),
+            lastst!(x, $last, "5"),
+            lastst!(x, $last, "6"),
+            lastst!(x, $last, "7"),
+            lastst!(x, $last, "8"),
+            lastst!(x, $last, "9"),
+            lastst!(x, $last, "10"),
+            lastst!(x, $last, "11"),
             "add {p}, {step}\n",
             "dec {n}\n",
             "jnz 2b\n",
@@ -207,16 +207,7 @@ macro_rules! zecb_tail {
         concat!(
             key!(z, "12", "{k}"),
             $(zld_masked!($r),)*
-            mround!(z, $op, "1"; $($r)*),
-            mround!(z, $op, "2"; $($r)*),
-            mround!(z, $op, "3"; $($r)*),
-            mround!(z, $op, "4"; $($r)*),
-            mround!(z, $op, "5"; $($r)*),
-            mround!(z, $op, "6"; $($r)*),
-            mround!(z, $op, "7"; $($r)*),
-            mround!(z, $op, "8"; $($r)*),
-            mround!(z, $op, "9"; $($r)*),
-            rounds_10_13!(z, $op; $($r)*),
+            rounds!(z, $op; $($r)*),
             key!(z, "12", "{kl}"),
             $(zst_masked!($last, $r),)*
             "jmp 5f\n",
@@ -233,41 +224,15 @@ macro_rules! ecb_zmm {
             "test {n}, {n}\n",
             "jz 4f\n",
             "2:\n",
-            key!(z, "12", "{k}"),
-            ld!(z, "0", "{p}", "0"),
-            op2!(z, "pxor", "0", "12"),
-            ld!(z, "1", "{p}", "1"),
-            op2!(z, "pxor", "1", "12"),
-            ld!(z, "2", "{p}", "2"),
-            op2!(z, "pxor", "2", "12"),
-            ld!(z, "3", "{p}", "3"),
-            op2!(z, "pxor", "3", "12"),
-            ld!(z, "4", "{p}", "4"),
-            op2!(z, "pxor", "4", "12"),
-            ld!(z, "5", "{p}", "5"),
-            op2!(z, "pxor", "5", "12"),
-            ld!(z, "6", "{p}", "6"),
-            op2!(z, "pxor", "6", "12"),
-            ld!(z, "7", "{p}", "7"),
-            op2!(z, "pxor", "7", "12"),
-            rounds!(z, $op; "0" "1" "2" "3" "4" "5" "6" "7"),
-            key!(z, "12", "{kl}"),
-            op2!(z, $last, "0", "12"),
-            st!(z, "0", "{p}", "0"),
-            op2!(z, $last, "1", "12"),
-            st!(z, "1", "{p}", "1"),
-            op2!(z, $last, "2", "12"),
-            st!(z, "2", "{p}", "2"),
-            op2!(z, $last, "3", "12"),
-            st!(z, "3", "{p}", "3"),
-            op2!(z, $last, "4", "12"),
-            st!(z, "4", "{p}", "4"),
-            op2!(z, $last, "5", "12"),
-            st!(z, "5", "{p}", "5"),
-            op2!(z, $last, "6", "12"),
-            st!(z, "6", "{p}", "6"),
-            op2!(z, $last, "7", "12"),
-            st!(z, "7", "{p}", "7"),
+            batch_rounds!(z, $op; "1" "2" "3" "4" "5" "6" "7"),
+            lastst!(z, $last, "0"),
+            lastst!(z, $last, "1"),
+            lastst!(z, $last, "2"),
+            lastst!(z, $last, "3"),
+            lastst!(z, $last, "4"),
+            lastst!(z, $last, "5"),
+            lastst!(z, $last, "6"),
+            lastst!(z, $last, "7"),
             "add {p}, 512\n",
             "dec {n}\n",
             "jnz 2b\n",
@@ -289,21 +254,11 @@ macro_rules! ecb_zmm {
     };
 }
 
-/// Byte masks of the (at most 8) registers of the bytes after the last whole iteration of
-/// 512: all ones for whole registers, the low bytes for the one the data ends in, zero past it.
-fn zmm_tail_masks(len: usize) -> [u64; 8] {
-    let rem = len % 512;
-    core::array::from_fn(|i| {
-        let b = rem.saturating_sub(64 * i).min(64);
-        if b == 64 { u64::MAX } else { (1u64 << b) - 1 }
-    })
-}
-
 /// The whole zmm call: `$text` over `$len` bytes at `$p` with the schedule at `$k` of
 /// `$rounds` rounds, and the extra operands `$extra` (decryption: `{e}`, `{s}`).
 macro_rules! zecb_call {
     ($text:expr, $k:expr, $rounds:expr, $p:expr, $len:expr; $($extra:tt)*) => {{
-        let m = zmm_tail_masks($len);
+        let m = super::zmm_tail_masks($len);
         asm!(
             $text,
             k = in(reg) $k,
