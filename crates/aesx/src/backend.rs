@@ -78,6 +78,8 @@ pub(crate) mod clmul;
 pub(crate) mod gcm_aesni;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod ghash_avx2;
+#[cfg(all(target_arch = "x86_64", feature = "alloc"))]
+pub(crate) mod ghash_pshufb;
 pub(crate) mod ghash_soft;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod ghash_soft_bmi2;
@@ -1116,14 +1118,39 @@ fn generic_gcm<const SEAL: bool>(
     acc: &mut u128,
     buf: &mut [u8],
 ) {
+    // Long messages on the AVX2 GHASH: its 32-stream path across the chunks (which are whole
+    // batches of its 32 blocks, but the last), finished once.
+    #[cfg(all(target_arch = "x86_64", feature = "alloc"))]
+    if let GhashKey::Avx2(k) = gk {
+        const { assert!(GENERIC_CHUNK == ghash_pshufb::LANES) };
+        if buf.len() >= 16 * ghash_avx2::STREAM_MIN {
+            let mut st = ghash_avx2::Streams::new(*acc);
+            ctr_and_hash::<SEAL>(backend, keys, ctr, buf, |d| st.update(k, d));
+            *acc = st.finish(k);
+            return;
+        }
+    }
+    ctr_and_hash::<SEAL>(backend, keys, ctr, buf, |d| ghash(gk, acc, d));
+}
+
+/// [`generic_gcm`]'s loop: per chunk, the CTR32 keystream XOR and `hash` of the ciphertext
+/// (after the XOR when sealing, before it when opening).
+#[inline(always)]
+fn ctr_and_hash<const SEAL: bool>(
+    backend: Backend,
+    keys: &Keys,
+    ctr: &[u8; 16],
+    buf: &mut [u8],
+    mut hash: impl FnMut(&[u8]),
+) {
     let mut c = *ctr;
     for chunk in buf.chunks_mut(16 * GENERIC_CHUNK) {
         if !SEAL {
-            ghash(gk, acc, chunk);
+            hash(chunk);
         }
         ctr32_xor(backend, keys, &c, chunk);
         if SEAL {
-            ghash(gk, acc, chunk);
+            hash(chunk);
         }
         let n = u32::from_be_bytes(c[12..].try_into().unwrap());
         c[12..].copy_from_slice(&n.wrapping_add(GENERIC_CHUNK as u32).to_be_bytes());
