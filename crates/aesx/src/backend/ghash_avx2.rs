@@ -328,13 +328,18 @@ impl Streams {
         }
         self.ended = true;
         if self.started {
-            let mut blocks = [0u8; 16 * LANES];
+            // The 32 states as blocks (`u128`s: zeroed with 16-byte stores, not byte stores).
+            let mut words = [0u128; LANES];
+            // SAFETY: `words` is 512 initialized bytes; `u8` has no alignment requirement.
+            let blocks = unsafe {
+                core::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), 16 * LANES)
+            };
             // SAFETY: a `Key` is built only where `available()` held (AVX2).
-            unsafe { ghash_pshufb::unslice(&self.st[self.cur], &mut blocks) };
+            unsafe { ghash_pshufb::unslice(&self.st[self.cur], blocks) };
             self.acc = 0;
             // SAFETY: as above.
-            unsafe { ghash_avx2(k, &mut self.acc, &blocks) };
-            blocks.zeroize();
+            unsafe { ghash_avx2(k, &mut self.acc, blocks) };
+            words.zeroize();
             self.st[self.cur].zeroize();
         }
     }
