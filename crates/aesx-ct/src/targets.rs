@@ -139,6 +139,15 @@ pub fn targets() -> Vec<Target> {
         timing: Expect::Info,
         cases: Box::new(|p| unpad_cases(crate::planted::pkcs7_unpad_early_exit, p)),
     });
+    // The software GHASH kernels on their own (`hazmat::ghash`): `soft` and `vpaes` run the
+    // one this CPU's features pick, so the others would go unchecked here.
+    v.extend(aesx::hazmat::ghash::KERNELS.into_iter().map(|k| Target {
+        name: format!("ghash-{k}"),
+        available: aesx::hazmat::ghash::available(k),
+        taint: Expect::Clean,
+        timing: Expect::Clean,
+        cases: Box::new(move |p| ghash_cases(k, p)),
+    }));
     v.extend(FugueBackend::ALL.into_iter().map(|b| Target {
         name: format!("fugue-{}", b.name()),
         available: b.is_available(),
@@ -151,6 +160,31 @@ pub fn targets() -> Vec<Target> {
 
 /// Fugue on one backend: every output size over a few secret message lengths (public),
 /// streamed in two pieces, plus the eight-lane `hash_many` batch.
+/// GHASH with one software kernel, key (subkey `H`, so its powers and tables are built under
+/// taint), starting state and data all secret: 5 blocks (the short path), 69 (the stream
+/// paths of `avx2`, from 64 blocks, and `ssse3`, from 32, each with blocks after the last
+/// whole batch).
+fn ghash_cases(kernel: &'static str, part: Part) -> Vec<Case> {
+    let blocks: &[usize] = match part {
+        Part::Taint => &[5, 69],
+        Part::Timing => &[69],
+    };
+    blocks
+        .iter()
+        .map(|&n| {
+            Case::new(format!("ghash-{n}blk"), 32 + 16 * n, 16, move |s, out| {
+                let (h, rest) = s.split_at(16);
+                let (y, data) = rest.split_at(16);
+                let mut y: [u8; 16] = y.try_into().unwrap();
+                aesx::hazmat::ghash::ghash_with(kernel, h.try_into().unwrap(), &mut y, data)
+                    .ok_or_else(|| err("kernel unavailable"))?;
+                out.copy_from_slice(&y);
+                Ok(())
+            })
+        })
+        .collect()
+}
+
 fn fugue_cases(b: FugueBackend, part: Part) -> Vec<Case> {
     // Timing: one 64-byte message for two sizes (224 and 384 share code with 256 and 512).
     let (lens, algs): (&[usize], &[FugueAlg]) = match part {

@@ -83,6 +83,8 @@ pub(crate) mod ghash_pshufb;
 pub(crate) mod ghash_soft;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod ghash_soft_bmi2;
+#[cfg(all(target_arch = "x86_64", feature = "alloc"))]
+pub(crate) mod ghash_ssse3;
 pub(crate) mod soft;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod vaes;
@@ -588,9 +590,14 @@ pub(crate) fn ctr_xor_b2b(backend: Backend, keys: &Keys, ctr: u128, src: &[u8], 
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum GhashKey {
     Soft(Big<ghash_soft::Key>),
-    /// Integer-multiply GHASH on AVX2 lanes (soft/vpaes on CPUs with AVX2).
+    /// Integer-multiply GHASH on AVX2 lanes, and 32 byte-shuffle streams for long inputs
+    /// (soft/vpaes on CPUs with AVX2).
     #[cfg(target_arch = "x86_64")]
     Avx2(Big<ghash_avx2::Key>),
+    /// The scalar integer-multiply GHASH, and 16 SSSE3 byte-shuffle streams for long inputs
+    /// (soft/vpaes on CPUs with SSSE3 but not AVX2; needs the allocator: 8 KiB of tables).
+    #[cfg(all(target_arch = "x86_64", feature = "alloc"))]
+    Ssse3(Big<ghash_ssse3::Key>),
     /// PCLMULQDQ on xmm (aesni; vaes256/vaes512 on a CPU without VPCLMULQDQ).
     #[cfg(target_arch = "x86_64")]
     Clmul(clmul::Key),
@@ -687,6 +694,10 @@ impl GhashKey {
         if plan.avx2() {
             return GhashKey::Avx2(big(ghash_avx2::Key::ZERO));
         }
+        #[cfg(all(target_arch = "x86_64", feature = "alloc"))]
+        if ghash_ssse3::available() {
+            return GhashKey::Ssse3(big(ghash_ssse3::Key::zero()));
+        }
         let _ = (backend, plan);
         GhashKey::Soft(big(ghash_soft::Key::default()))
     }
@@ -699,6 +710,8 @@ impl GhashKey {
             GhashKey::Soft(k) => k.fill(&h),
             #[cfg(target_arch = "x86_64")]
             GhashKey::Avx2(k) => k.fill(&h),
+            #[cfg(all(target_arch = "x86_64", feature = "alloc"))]
+            GhashKey::Ssse3(k) => k.fill(&h),
             #[cfg(target_arch = "x86_64")]
             GhashKey::Clmul(k) => {
                 k.fill(&h);
@@ -727,12 +740,39 @@ impl GhashKey {
         GhashKey::Soft(big(ghash_soft::Key::new(h)))
     }
 
-    /// The kernel's name, for tests and reports ("soft", "avx2" or "clmul").
+    /// The software GHASH key of `kernel` ("soft", "avx2", "ssse3") for the subkey `h`, if
+    /// this CPU runs it, whatever the CPU would pick (`hazmat::ghash`, tests).
+    pub(crate) fn software(kernel: &str, h: &[u8; 16]) -> Option<GhashKey> {
+        match kernel {
+            "soft" => {
+                let mut k = big(ghash_soft::Key::default());
+                k.fill(h);
+                Some(GhashKey::Soft(k))
+            }
+            #[cfg(target_arch = "x86_64")]
+            "avx2" if ghash_avx2::available() => {
+                let mut k = big(ghash_avx2::Key::ZERO);
+                k.fill(h);
+                Some(GhashKey::Avx2(k))
+            }
+            #[cfg(all(target_arch = "x86_64", feature = "alloc"))]
+            "ssse3" if ghash_ssse3::available() => {
+                let mut k = big(ghash_ssse3::Key::zero());
+                k.fill(h);
+                Some(GhashKey::Ssse3(k))
+            }
+            _ => None,
+        }
+    }
+
+    /// The kernel's name, for tests and reports ("soft", "avx2", "ssse3", "clmul" or "vclmul").
     pub(crate) fn kind(&self) -> &'static str {
         match self {
             GhashKey::Soft(_) => "soft",
             #[cfg(target_arch = "x86_64")]
             GhashKey::Avx2(_) => "avx2",
+            #[cfg(all(target_arch = "x86_64", feature = "alloc"))]
+            GhashKey::Ssse3(_) => "ssse3",
             #[cfg(target_arch = "x86_64")]
             GhashKey::Clmul(_) => "clmul",
             #[cfg(target_arch = "x86_64")]
@@ -749,6 +789,8 @@ pub(crate) fn ghash(gk: &GhashKey, acc: &mut u128, data: &[u8]) {
         GhashKey::Soft(k) => ghash_soft::ghash(k, acc, data),
         #[cfg(target_arch = "x86_64")]
         GhashKey::Avx2(k) => ghash_avx2::ghash(k, acc, data),
+        #[cfg(all(target_arch = "x86_64", feature = "alloc"))]
+        GhashKey::Ssse3(k) => ghash_ssse3::ghash(k, acc, data),
         #[cfg(target_arch = "x86_64")]
         GhashKey::Clmul(k) => {
             clmul::ghash(k, acc, data);
@@ -1158,17 +1200,33 @@ fn generic_gcm<const SEAL: bool>(
     acc: &mut u128,
     buf: &mut [u8],
 ) {
-    // Long messages on the AVX2 GHASH: its 32-stream path across the chunks (which are whole
-    // batches of its 32 blocks, but the last), finished once.
+    // Long messages on the AVX2 or SSSE3 GHASH: its stream path across the chunks (which are
+    // whole batches of its 32 or 16 blocks, but the last), finished once.
     #[cfg(all(target_arch = "x86_64", feature = "alloc"))]
-    if let GhashKey::Avx2(k) = gk {
-        const { assert!(GENERIC_CHUNK == ghash_pshufb::LANES) };
-        if buf.len() >= 16 * ghash_avx2::STREAM_MIN {
-            let mut st = ghash_avx2::Streams::new(*acc);
-            ctr_and_hash::<SEAL>(backend, keys, ctr, buf, |d| st.update(k, d));
-            *acc = st.finish(k);
+    match gk {
+        GhashKey::Avx2(k) if buf.len() >= 16 * ghash_avx2::STREAM_MIN => {
+            const {
+                assert!(
+                    GENERIC_CHUNK.is_multiple_of(<ghash_pshufb::X32 as ghash_pshufb::Width>::LANES)
+                )
+            };
+            let mut st = ghash_avx2::streams(k, *acc);
+            ctr_and_hash::<SEAL>(backend, keys, ctr, buf, |d| st.update(d));
+            *acc = st.finish();
             return;
         }
+        GhashKey::Ssse3(k) if buf.len() >= 16 * ghash_ssse3::STREAM_MIN => {
+            const {
+                assert!(
+                    GENERIC_CHUNK.is_multiple_of(<ghash_pshufb::X16 as ghash_pshufb::Width>::LANES)
+                )
+            };
+            let mut st = ghash_ssse3::streams(k, *acc);
+            ctr_and_hash::<SEAL>(backend, keys, ctr, buf, |d| st.update(d));
+            *acc = st.finish();
+            return;
+        }
+        _ => {}
     }
     ctr_and_hash::<SEAL>(backend, keys, ctr, buf, |d| ghash(gk, acc, d));
 }
@@ -1489,7 +1547,9 @@ mod tests {
                 let (bk, k) = aes.kernels();
                 let native = GhashKey::new(bk, k);
                 // Each backend with its own GHASH, and with the software one (generic path).
-                for gk in [&native, &GhashKey::soft_from_h(&h)] {
+                let mut gks = alloc::vec![native, GhashKey::soft_from_h(&h)];
+                gks.extend(GhashKey::software("ssse3", &h));
+                for gk in &gks {
                     for blocks in 0..=(3 * 16 + 17) {
                         for low in [1u32, 0xffff_fff0, 0xffff_fffd, 0xffff_ffff] {
                             let src = data(16 * blocks, blocks as u8);

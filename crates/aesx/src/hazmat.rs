@@ -223,3 +223,44 @@ pub fn gcm_finish_ct<K: core::borrow::Borrow<crate::AesGcm>>(
 ) -> Result<u8, Error> {
     dec.finish_ct(tag)
 }
+
+/// The software GHASH kernels by name, for constant-time checkers and differential tests:
+/// the one `soft` and `vpaes` pair with on a CPU is picked by its features (AVX2, else SSSE3,
+/// else the portable one), so a checker on an AVX2 machine would otherwise never run the
+/// others. PCLMULQDQ kernels are reached through [`crate::AesGcm`] on the hardware backends.
+pub mod ghash {
+    use crate::backend::{GhashKey, ghash as run};
+
+    /// Every software GHASH kernel this build knows, whether or not this CPU runs it:
+    /// `soft` (portable integer multiplies), `avx2` (VPMULUDQ, and 32 VPSHUFB streams from
+    /// 64 blocks), `ssse3` (the portable code, and 16 PSHUFB streams from 32 blocks).
+    pub const KERNELS: [&str; 3] = ["soft", "avx2", "ssse3"];
+
+    /// Whether this CPU (and build) runs `kernel`.
+    pub fn available(kernel: &str) -> bool {
+        match kernel {
+            "soft" => true,
+            #[cfg(target_arch = "x86_64")]
+            "avx2" => crate::backend::ghash_avx2::available(),
+            #[cfg(all(target_arch = "x86_64", feature = "alloc"))]
+            "ssse3" => crate::backend::ghash_ssse3::available(),
+            _ => false,
+        }
+    }
+
+    /// `y <- GHASH_H` update of `y` (a GHASH state, 16 bytes) over `data` (whole blocks) with
+    /// `kernel` and the hash subkey `h`; `None`, changing nothing, if this CPU does not run
+    /// the kernel or `data` is not whole blocks. The key (powers, tables) is built for the call
+    /// and zeroized after it.
+    pub fn ghash_with(kernel: &str, h: &[u8; 16], y: &mut [u8; 16], data: &[u8]) -> Option<()> {
+        if !available(kernel) || !data.len().is_multiple_of(16) {
+            return None;
+        }
+        let key = GhashKey::software(kernel, h)?;
+        let mut acc = u128::from_be_bytes(*y);
+        run(&key, &mut acc, data);
+        *y = acc.to_be_bytes();
+        zeroize::Zeroize::zeroize(&mut acc);
+        Some(())
+    }
+}

@@ -27,7 +27,7 @@ use core::arch::x86_64::*;
 use zeroize::Zeroize;
 
 #[cfg(feature = "alloc")]
-use super::ghash_pshufb::{self, LANES, Sliced, Tables};
+use super::ghash_pshufb::{StreamKey, Streams, Tables, X32};
 use super::ghash_soft::{dot, mul_x, reduce4};
 
 /// Blocks hashed per reduction (key powers kept).
@@ -94,7 +94,7 @@ impl Key {
         // SAFETY: a `Key` is filled only where `available()` held (AVX2).
         #[cfg(feature = "alloc")]
         unsafe {
-            self.t.fill(h)
+            self.t.fill::<X32>(h)
         };
     }
 }
@@ -227,7 +227,7 @@ fn ghash_avx2(k: &Key, acc: &mut u128, data: &[u8]) {
 }
 
 /// Blocks from which [`ghash`] takes the 32-stream path (and the generic GCM kernel uses
-/// [`Streams`]): its finish hashes 32 blocks the 8-block way, so it pays from two batches on.
+/// [`streams`]): its finish hashes 32 blocks the 8-block way, so it pays from two batches on.
 #[cfg(feature = "alloc")]
 pub(crate) const STREAM_MIN: usize = 64;
 
@@ -236,9 +236,9 @@ pub(crate) fn ghash(k: &Key, acc: &mut u128, data: &[u8]) {
     debug_assert!(data.len().is_multiple_of(16));
     #[cfg(feature = "alloc")]
     if data.len() >= 16 * STREAM_MIN {
-        let mut st = Streams::new(*acc);
-        st.update(k, data);
-        *acc = st.finish(k);
+        let mut st = streams(k, *acc);
+        st.update(data);
+        *acc = st.finish();
         return;
     }
     // SAFETY: a `Key` is built only where `available()` held (AVX2, which implies the SSSE3
@@ -246,111 +246,24 @@ pub(crate) fn ghash(k: &Key, acc: &mut u128, data: &[u8]) {
     unsafe { ghash_avx2(k, acc, data) }
 }
 
-/// A GHASH computation fed in pieces, as 32 interleaved streams ([`ghash_pshufb`]): whole
-/// batches of 32 blocks go to the streams; a shorter piece ends them (their states hashed as
-/// 32 blocks into the running value), and from then on every piece is hashed the 8-block way.
-/// So every piece but the last should be whole batches. Zeroized on drop.
+/// The 32 streams of a message on this key ([`super::ghash_pshufb`]).
 ///
 /// IMPLEMENTATION NOTE: measured on Zen 4 (`cargo run --release -p aesx --example gcm_speed
 /// -- 16384 16`, GHASH alone): the 8-block integer-multiply code hashes about 0.87 GB/s
-/// (68 cycles a block); see the README's GCM section for this path's numbers.
+/// (68 cycles a block), the streams 3.9 GB/s; see the README's GCM section.
 #[cfg(feature = "alloc")]
-pub(crate) struct Streams {
-    st: [Sliced; 2],
-    /// Which of `st` holds the stream states.
-    cur: usize,
-    /// The running value: before the streams start, the state to fold into the first block;
-    /// after they end, the GHASH so far.
-    acc: u128,
-    started: bool,
-    ended: bool,
+pub(crate) fn streams(k: &Key, acc: u128) -> Streams<'_, X32, Key> {
+    Streams::new(k, acc)
 }
 
 #[cfg(feature = "alloc")]
-impl Streams {
-    /// A computation that continues from the GHASH state `acc`.
-    pub(crate) fn new(acc: u128) -> Streams {
-        Streams {
-            st: [Sliced::default(), Sliced::default()],
-            cur: 0,
-            acc,
-            started: false,
-            ended: false,
-        }
+impl StreamKey for Key {
+    fn tables(&self) -> &Tables {
+        &self.t
     }
-
-    /// Hashes `data` (whole blocks).
-    pub(crate) fn update(&mut self, k: &Key, data: &[u8]) {
-        debug_assert!(data.len().is_multiple_of(16));
-        let whole = if self.ended {
-            0
-        } else {
-            data.len() / (16 * LANES) * (16 * LANES)
-        };
-        for b in data[..whole].chunks_exact(16 * LANES) {
-            // SAFETY: a `Key` is built only where `available()` held (AVX2).
-            unsafe { self.absorb(k, b) };
-        }
-        if whole < data.len() {
-            self.end(k);
-            // SAFETY: as above.
-            unsafe { ghash_avx2(k, &mut self.acc, &data[whole..]) };
-        }
-    }
-
-    /// The GHASH state after everything hashed.
-    pub(crate) fn finish(mut self, k: &Key) -> u128 {
-        self.end(k);
-        self.acc
-    }
-
-    /// One batch of 32 blocks: the first becomes the stream states (with the running value
-    /// folded into its first block); each later one is added to the states times `H^32`.
-    #[target_feature(enable = "avx2")]
-    fn absorb(&mut self, k: &Key, b: &[u8]) {
-        let [s0, s1] = &mut self.st;
-        let (s, o) = if self.cur == 0 { (s0, s1) } else { (s1, s0) };
-        if !self.started {
-            ghash_pshufb::slice(b, self.acc, s);
-            self.started = true;
-        } else {
-            ghash_pshufb::slice(b, 0, o);
-            ghash_pshufb::mul_add(&k.t, s, o);
-            self.cur ^= 1;
-        }
-    }
-
-    /// Ends the streams: the running value becomes the GHASH (from zero) of the 32 states as
-    /// blocks, stream `b` the `b`-th (so it is multiplied by `H^(32-b)`).
-    fn end(&mut self, k: &Key) {
-        if self.ended {
-            return;
-        }
-        self.ended = true;
-        if self.started {
-            // The 32 states as blocks (`u128`s: zeroed with 16-byte stores, not byte stores).
-            let mut words = [0u128; LANES];
-            // SAFETY: `words` is 512 initialized bytes; `u8` has no alignment requirement.
-            let blocks = unsafe {
-                core::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), 16 * LANES)
-            };
-            // SAFETY: a `Key` is built only where `available()` held (AVX2).
-            unsafe { ghash_pshufb::unslice(&self.st[self.cur], blocks) };
-            self.acc = 0;
-            // SAFETY: as above.
-            unsafe { ghash_avx2(k, &mut self.acc, blocks) };
-            words.zeroize();
-            self.st[self.cur].zeroize();
-        }
-    }
-}
-
-#[cfg(feature = "alloc")]
-impl Drop for Streams {
-    fn drop(&mut self) {
-        self.st[0].zeroize();
-        self.st[1].zeroize();
-        self.acc.zeroize();
+    fn hash(&self, acc: &mut u128, data: &[u8]) {
+        // SAFETY: a `Key` is built only where `available()` held (AVX2).
+        unsafe { ghash_avx2(self, acc, data) }
     }
 }
 
@@ -392,7 +305,7 @@ mod tests {
         }
     }
 
-    /// [`Streams`] fed in pieces (whole batches, then a shorter last one; or an empty or short
+    /// [`streams`] fed in pieces (whole batches, then a shorter last one; or an empty or short
     /// first piece, which ends the streams at once) gives the one-shot scalar GHASH.
     #[test]
     #[cfg(feature = "alloc")]
@@ -413,15 +326,15 @@ mod tests {
         ];
         for p in pieces {
             let n: usize = p.iter().sum();
-            let mut st = Streams::new(0x1234);
+            let mut st = streams(&k, 0x1234);
             let mut at = 0;
             for &len in p {
-                st.update(&k, &data[16 * at..16 * (at + len)]);
+                st.update(&data[16 * at..16 * (at + len)]);
                 at += len;
             }
             let mut b = 0x1234;
             ghash_soft::ghash(&ks, &mut b, &data[..16 * n]);
-            assert_eq!(st.finish(&k), b, "pieces {p:?}");
+            assert_eq!(st.finish(), b, "pieces {p:?}");
         }
     }
 
