@@ -10,7 +10,8 @@
 //!   / `AESX_ERR_AUTH`, and the output buffer holds only zeros: no plaintext is left;
 //!   arbitrary input that does open must be exactly what sealing its plaintext gives back;
 //! - a tag of the wrong length is `InvalidTagLength` and leaves the buffer as it was; AAD after
-//!   data is `AadAfterData`; no call panics (a panic is a crash here).
+//!   data is `AadAfterData`; no call panics (a panic is a crash here);
+//! - every software GHASH kernel the CPU has (`hazmat::ghash`) agrees on the message.
 #![no_main]
 
 use std::ptr::{null, null_mut};
@@ -609,6 +610,22 @@ fn c_misuse(
     Ok(())
 }
 
+fn ghash_kernels_agree(msg: &[u8], nonce: &[u8]) {
+    use aesx::hazmat::ghash::{KERNELS, available, ghash_with};
+    let h: [u8; 16] = std::array::from_fn(|i| nonce.get(i).copied().unwrap_or(i as u8) ^ 0x5a);
+    let y0: [u8; 16] = std::array::from_fn(|i| msg.get(i).copied().unwrap_or(0));
+    let whole = &msg[..msg.len() / 16 * 16];
+    let mut first: Option<(&str, [u8; 16])> = None;
+    for k in KERNELS.into_iter().filter(|k| available(k)) {
+        let mut y = y0;
+        ghash_with(k, &h, &mut y, whole).expect("available kernel, whole blocks");
+        match first {
+            None => first = Some((k, y)),
+            Some((k0, y1)) => assert_eq!(y, y1, "GHASH {k} vs {k0}, {} blocks", whole.len() / 16),
+        }
+    }
+}
+
 fn run(data: &[u8]) -> Result<()> {
     let mut u = Unstructured::new(data);
     let key = key(&mut u)?;
@@ -646,6 +663,11 @@ fn run(data: &[u8]) -> Result<()> {
     let mut misuse = Unstructured::new(&misuse_bytes);
     // Whatever is left: an arbitrary "ciphertext || tag" to open.
     let rest = u.bytes(u.len())?.to_vec();
+
+    // Every software GHASH kernel this CPU has (whichever `soft`/`vpaes` would pick: the
+    // 32- and 16-stream byte-shuffle paths from 64 and 32 blocks) gives the same state, with
+    // H and the starting state from the message's first bytes.
+    ghash_kernels_agree(&msg, &nonce);
 
     // The reference: soft, and RustCrypto where it takes this nonce length.
     let soft = AesGcm::with_backend(&key, Backend::Soft)
