@@ -162,12 +162,21 @@ impl Acc {
 fn limb_product(xc: &[__m256i; 4], yj: &[u64; 4]) -> __m256i {
     let mut z = [_mm256_setzero_si256(); 4];
     for (d, yd) in yj.iter().enumerate() {
-        // A key word read in place (volatile: neither hoisted into registers nor copied to
-        // the stack), broadcast to the four lanes.
-        let p: *const u64 = yd;
-        // SAFETY: `p` points to a valid, aligned u64 inside the key.
-        let v = unsafe { core::ptr::read_volatile(p) };
-        let yb = _mm256_set1_epi64x(v as i64);
+        // A key word broadcast to the four lanes straight from the key (an `asm!` load, not
+        // `pure`: never hoisted into registers nor copied to the stack; and no trip through a
+        // general register as with the volatile read before, which cost two vector operations
+        // per word: 256 B GHASH 0.58 -> 0.64 GB/s, 1 KiB 1.09 -> 1.19 on Zen 4, `gcm_speed`).
+        let yb: __m256i;
+        // SAFETY: `yd` points to a valid, aligned u64 inside the key; AVX2 (this function's
+        // target feature); reads 8 bytes, writes only the output register.
+        unsafe {
+            core::arch::asm!(
+                "vpbroadcastq {y}, qword ptr [{p}]",
+                y = out(ymm_reg) yb,
+                p = in(reg) core::ptr::from_ref(yd),
+                options(nostack, preserves_flags, readonly),
+            )
+        };
         for (c, &x) in xc.iter().enumerate() {
             let k = (c + d) & 3;
             z[k] = _mm256_xor_si256(z[k], _mm256_mul_epu32(x, yb));
