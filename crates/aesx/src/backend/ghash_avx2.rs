@@ -21,6 +21,11 @@
 //!
 //! Constant time: integer multiplies, AND/XOR/OR, loads at fixed offsets; no table, no branch
 //! and no memory index depends on the key or the data.
+//!
+//! Long inputs (from [`STREAM_MIN`] blocks, with an allocator) go instead to 32 interleaved
+//! streams multiplied by `H^32` with VPSHUFB table lookups ([`super::ghash_pshufb`], about
+//! 4.5x faster at 16 KiB on Zen 4); this code hashes the rest and the 32 stream states at
+//! the end.
 
 use core::arch::x86_64::*;
 
