@@ -391,7 +391,12 @@ fn table_row(h: u128, squarings: usize) -> [u8; 16] {
     for _ in 0..squarings {
         p = gcm_mul(p, p);
     }
-    let basis = [p, gcm_mul_x(p), gcm_mul_x(gcm_mul_x(p)), gcm_mul_x(gcm_mul_x(gcm_mul_x(p)))];
+    let basis = [
+        p,
+        gcm_mul_x(p),
+        gcm_mul_x(gcm_mul_x(p)),
+        gcm_mul_x(gcm_mul_x(gcm_mul_x(p))),
+    ];
     std::array::from_fn(|n| {
         let e = (0..4)
             .filter(|k| (n >> (3 - k)) & 1 == 1)

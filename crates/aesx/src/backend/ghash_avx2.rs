@@ -6,18 +6,19 @@
 //! on 32-bit limbs, four at a time: `vpmuludq` multiplies the low 32 bits of each 64-bit lane.
 //! A 32-bit limb split into 4 classes has 8 bits per class, so no position of a class product
 //! collects more than 8 terms and the carries stay in the 3-bit holes (no fix-up, unlike the
-//! 64-bit version). The data block's 4 limbs sit in the 4 lanes; each key limb class is
-//! broadcast; 64 `vpmuludq` give the 16 limb products `x_i * y_j` of one block.
+//! 64-bit version). Karatsuba on the 64-bit halves makes a block's product 12 limb products
+//! in three rows of four lanes (each lane its own data limb and key limb, [`Acc::add`]): 48
+//! `vpmuludq` a block.
 //!
 //! IMPLEMENTATION NOTE (why): the scalar version is bound by the 64 x 64 -> 128 multiplier,
 //! about one product per 2 cycles on Zen 3 (48 per block: ~100 cycles). `vpmuludq ymm` issues
-//! 2 per cycle with 4 lanes each: 64 per block cost ~32 cycles of multiplier, and the masks and
-//! XORs spread over the other vector pipes.
+//! 2 per cycle with 4 lanes each, and the masks and XORs spread over the other vector pipes.
+//! The schoolbook form (16 limb products, 64 `vpmuludq`, key limbs broadcast) measured 8-14%
+//! slower than Karatsuba from 256 B to 1 KiB of GHASH (Zen 4, `gcm_speed`, session 14).
 //!
-//! Aggregation: the 16 limb products of every block of a batch are summed unreduced, per key
-//! limb `j`, as 4 lane vectors (lane `i` holds the 64-bit `x_i * y_j` at bit `32 (i + j)`);
-//! once per batch they are combined into the 256-bit product sum and reduced (POLYVAL's
-//! Montgomery reduction, shared with `ghash_soft`).
+//! Aggregation: the limb products of every block of a batch are summed unreduced per row (the
+//! sums are linear); once per batch they are recombined into the 256-bit product sum and
+//! reduced (POLYVAL's Montgomery reduction, shared with `ghash_soft`).
 //!
 //! Constant time: integer multiplies, AND/XOR/OR, loads at fixed offsets; no table, no branch
 //! and no memory index depends on the key or the data.
@@ -38,13 +39,14 @@ use super::ghash_soft::{dot, mul_x, reduce4};
 /// Blocks hashed per reduction (key powers kept).
 pub(crate) const BATCH: usize = 8;
 
-/// Per power `p` (`H^(p+1)`), per 32-bit limb `j`, per class `d`: `limb_j & class_d`, zero-
-/// extended to 64 bits (what `vpmuludq` reads after a broadcast); with an allocator (the key
-/// is then boxed: 9 KiB), the `H^32` tables of the 32-stream path for long inputs
-/// ([`ghash_pshufb`]). Zeroized on drop.
+/// Per power `p` (`H^(p+1)`), per Karatsuba row `r` (see [`Acc::add`]), per class `d`: the
+/// row's four key limbs (`[y0, y0, y2, y2]`, `[y1, y1, y3, y3]`, `[y0^y2, y0^y2, y1^y3,
+/// y1^y3]`) masked to class `d`, each zero-extended to a 64-bit lane (what `vpmuludq` reads);
+/// with an allocator (the key is then boxed: 11 KiB), the `H^32` tables of the 32-stream path
+/// for long inputs ([`ghash_pshufb`]). Zeroized on drop.
 #[repr(C, align(64))]
 pub(crate) struct Key {
-    y: [[[u64; 4]; 4]; BATCH],
+    y: [[[[u64; 4]; 4]; 3]; BATCH],
     #[cfg(feature = "alloc")]
     t: Tables,
 }
@@ -52,8 +54,10 @@ pub(crate) struct Key {
 impl Drop for Key {
     fn drop(&mut self) {
         for p in self.y.iter_mut() {
-            for j in p.iter_mut() {
-                j.zeroize();
+            for r in p.iter_mut() {
+                for d in r.iter_mut() {
+                    d.zeroize();
+                }
             }
         }
     }
@@ -76,7 +80,7 @@ pub(crate) fn available() -> bool {
 impl Key {
     /// An all-zero key, for [`Key::fill`].
     pub(crate) const ZERO: Key = Key {
-        y: [[[0; 4]; 4]; BATCH],
+        y: [[[[0; 4]; 4]; 3]; BATCH],
         #[cfg(feature = "alloc")]
         t: Tables::ZERO,
     };
@@ -86,10 +90,15 @@ impl Key {
         let mut h1 = mul_x(u128::from_be_bytes(*h));
         let mut p = h1;
         for pw in self.y.iter_mut() {
-            for (j, limb) in pw.iter_mut().enumerate() {
-                let l = (p >> (32 * j)) as u32 as u64;
-                for (d, v) in limb.iter_mut().enumerate() {
-                    *v = l & C32[d];
+            let l = |j: usize| (p >> (32 * j)) as u32 as u64;
+            let rows = [
+                [l(0), l(0), l(2), l(2)],
+                [l(1), l(1), l(3), l(3)],
+                [l(0) ^ l(2), l(0) ^ l(2), l(1) ^ l(3), l(1) ^ l(3)],
+            ];
+            for (row, lanes) in pw.iter_mut().zip(rows) {
+                for (d, v) in row.iter_mut().enumerate() {
+                    *v = lanes.map(|x| x & C32[d]);
                 }
             }
             p = dot(p, h1);
@@ -104,9 +113,9 @@ impl Key {
     }
 }
 
-/// The four per-limb accumulators of a batch.
+/// The three Karatsuba-row accumulators of a batch.
 struct Acc {
-    r: [__m256i; 4],
+    r: [__m256i; 3],
 }
 
 impl Acc {
@@ -114,77 +123,97 @@ impl Acc {
     #[target_feature(enable = "avx2")]
     fn zero() -> Acc {
         Acc {
-            r: [_mm256_setzero_si256(); 4],
+            r: [_mm256_setzero_si256(); 3],
         }
     }
 
-    /// `self += x * y` where `x` is a POLYVAL element in an xmm (u128 little-endian) and `y`
-    /// the prepared key power.
+    /// `self += x * y` where `x` is a POLYVAL element in an xmm (u128 little-endian, 32-bit
+    /// limbs `x0..x3`) and `y` the prepared key power: Karatsuba on the 64-bit halves
+    /// (`X0 = x0,x1`, `X1 = x2,x3`), three rows of four limb products, 48 `vpmuludq` where the
+    /// schoolbook 16 limb products took 64:
+    ///
+    /// ```text
+    /// row 0: [x0, x1, x2, x3] * [y0, y0, y2, y2]   X0 Y0 and X1 Y1, their y0 / y2 halves
+    /// row 1: [x0, x1, x2, x3] * [y1, y1, y3, y3]   ... their y1 / y3 halves
+    /// row 2: [m0, m1, m0, m1] * [n0, n0, n1, n1]   (X0 ^ X1)(Y0 ^ Y1), m = X0 ^ X1, n = Y0 ^ Y1
+    /// ```
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn add(&mut self, x: __m128i, y: &[[u64; 4]; 4]) {
+    fn add(&mut self, x: __m128i, y: &[[[u64; 4]; 4]; 3]) {
         let xv = _mm256_cvtepu32_epi64(x);
-        let xc: [__m256i; 4] =
-            core::array::from_fn(|c| _mm256_and_si256(xv, _mm256_set1_epi64x(C32[c] as i64)));
-        // Unrolled over the key limbs so the four accumulators stay in registers.
+        // [x0 ^ x2, x1 ^ x3] in both 64-bit halves.
+        let m = _mm_xor_si128(x, _mm_srli_si128::<8>(x));
+        let mv = _mm256_cvtepu32_epi64(_mm_unpacklo_epi64(m, m));
+        let classes = |v: __m256i| -> [__m256i; 4] {
+            [
+                _mm256_and_si256(v, _mm256_set1_epi64x(C32[0] as i64)),
+                _mm256_and_si256(v, _mm256_set1_epi64x(C32[1] as i64)),
+                _mm256_and_si256(v, _mm256_set1_epi64x(C32[2] as i64)),
+                _mm256_and_si256(v, _mm256_set1_epi64x(C32[3] as i64)),
+            ]
+        };
+        let (xc, mc) = (classes(xv), classes(mv));
+        // Unrolled over the rows so the three accumulators stay in registers.
         self.r[0] = _mm256_xor_si256(self.r[0], limb_product(&xc, &y[0]));
         self.r[1] = _mm256_xor_si256(self.r[1], limb_product(&xc, &y[1]));
-        self.r[2] = _mm256_xor_si256(self.r[2], limb_product(&xc, &y[2]));
-        self.r[3] = _mm256_xor_si256(self.r[3], limb_product(&xc, &y[3]));
+        self.r[2] = _mm256_xor_si256(self.r[2], limb_product(&mc, &y[2]));
     }
 
-    /// Combines the limb products into the 256-bit sum and reduces it (times x^-128).
+    /// Combines the rows into the 256-bit product sum (Karatsuba's recombination) and
+    /// reduces it (times x^-128).
     #[inline]
     #[target_feature(enable = "avx2")]
     fn reduce(&self) -> u128 {
-        let mut c = [0u64; 4];
-        for j in 0..4 {
-            let mut lanes = [0u64; 4];
-            // SAFETY: `lanes` is 32 writable bytes; the store is unaligned.
-            unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), self.r[j]) };
-            for (i, &v) in lanes.iter().enumerate() {
-                let off = 32 * (i + j);
-                let q = off / 64;
-                if off % 64 == 0 {
-                    c[q] ^= v;
-                } else {
-                    c[q] ^= v << 32;
-                    c[q + 1] ^= v >> 32;
-                }
-            }
-            lanes.zeroize();
+        let mut l = [[0u64; 4]; 3];
+        for (lr, r) in l.iter_mut().zip(&self.r) {
+            // SAFETY: `lr` is 32 writable bytes; the store is unaligned.
+            unsafe { _mm256_storeu_si256(lr.as_mut_ptr().cast(), *r) };
         }
-        let out = reduce4(c[0], c[1], c[2], c[3]);
-        c.zeroize();
+        // A 64 x 64 product from its four limb products (lanes of two rows, or of one).
+        let half = |p00: u64, p10: u64, p01: u64, p11: u64| -> u128 {
+            p00 as u128 ^ ((p10 ^ p01) as u128) << 32 ^ (p11 as u128) << 64
+        };
+        let [a, b, c] = l;
+        let mut lo = half(a[0], a[1], b[0], b[1]);
+        let mut hi = half(a[2], a[3], b[2], b[3]);
+        let mut mid = half(c[0], c[1], c[2], c[3]) ^ lo ^ hi;
+        let out = reduce4(
+            lo as u64,
+            (lo >> 64) as u64 ^ mid as u64,
+            (mid >> 64) as u64 ^ hi as u64,
+            (hi >> 64) as u64,
+        );
+        l.zeroize();
+        lo.zeroize();
+        hi.zeroize();
+        mid.zeroize();
         out
     }
 }
 
-/// Lane `i`: the 64-bit carry-less product of data limb `i` (its four classes `xc`) and one
-/// key limb (its four classes `yj`).
+/// Lane `i`: the 64-bit carry-less product of the data limb in lane `i` (its four classes
+/// `xc`) and the key limb in lane `i` (its four classes `yr`, loaded from the key).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn limb_product(xc: &[__m256i; 4], yj: &[u64; 4]) -> __m256i {
+fn limb_product(xc: &[__m256i; 4], yr: &[[u64; 4]; 4]) -> __m256i {
     let mut z = [_mm256_setzero_si256(); 4];
-    for (d, yd) in yj.iter().enumerate() {
-        // A key word broadcast to the four lanes straight from the key (an `asm!` load, not
-        // `pure`: never hoisted into registers nor copied to the stack; and no trip through a
-        // general register as with the volatile read before, which cost two vector operations
-        // per word: 256 B GHASH 0.58 -> 0.64 GB/s, 1 KiB 1.09 -> 1.19 on Zen 4, `gcm_speed`).
-        let yb: __m256i;
-        // SAFETY: `yd` points to a valid, aligned u64 inside the key; AVX2 (this function's
-        // target feature); reads 8 bytes, writes only the output register.
+    for (d, yd) in yr.iter().enumerate() {
+        // The row's class-`d` key vector straight from the key (an `asm!` load, not `pure`:
+        // never hoisted into registers nor copied to the stack).
+        let yv: __m256i;
+        // SAFETY: `yd` points to 32 valid bytes inside the key; AVX2 (this function's target
+        // feature); reads them, writes only the output register.
         unsafe {
             core::arch::asm!(
-                "vpbroadcastq {y}, qword ptr [{p}]",
-                y = out(ymm_reg) yb,
-                p = in(reg) core::ptr::from_ref(yd),
+                "vmovdqu {y}, ymmword ptr [{p}]",
+                y = out(ymm_reg) yv,
+                p = in(reg) yd.as_ptr(),
                 options(nostack, preserves_flags, readonly),
             )
         };
         for (c, &x) in xc.iter().enumerate() {
             let k = (c + d) & 3;
-            z[k] = _mm256_xor_si256(z[k], _mm256_mul_epu32(x, yb));
+            z[k] = _mm256_xor_si256(z[k], _mm256_mul_epu32(x, yv));
         }
     }
     let mut r = _mm256_setzero_si256();
