@@ -409,7 +409,13 @@ fn table_row(h: u128, squarings: usize) -> [u8; 16] {
             e.to_be_bytes()[0]
         });
     }
-    std::array::from_fn(|i| if i < 8 { rows[0][8 + i] } else { rows[1][i - 8] })
+    std::array::from_fn(|i| {
+        if i < 8 {
+            rows[0][8 + i]
+        } else {
+            rows[1][i - 8]
+        }
+    })
 }
 
 fn check(test: &str, mode: &str, only: Option<&str>) {

@@ -857,9 +857,22 @@ pub(crate) unsafe fn dec_schedule<const NR: usize>(rk: &Keys) -> DecSchedule {
     d
 }
 
-/// CBC decryption on the `aesni` backend of at least [`cbc_asm::REGS`] (12) blocks, entirely
-/// in inline assembly ([`cbc_asm::xmm`]); returns false, doing nothing, on another backend or
-/// for fewer blocks (then the dispatcher runs [`cbc_decrypt`]).
+/// Bytes below which CBC decryption on `vaes512` (AMD) runs in the zmm assembly; from there on
+/// the compiled zmm kernel (and its stack wipe).
+///
+/// IMPLEMENTATION NOTE (session 14, Zen 4, `aesx bench --ops cbc-dec --sizes 400,1K,4K,16K,1M
+/// --backends vaes512`, five runs alternated with the compiled kernel for every size): the
+/// assembly is 1.12x at 1 KiB (AES-128 15.7 -> 17.6 GB/s, AES-256 11.5 -> 12.9), 1.01-1.08x
+/// at 4 KiB, but 0.98-0.99x at 16 KiB and 0.86-0.96x at 1 MiB: the compiled loop keeps every
+/// round key in zmm16-31, where the assembly broadcasts one per round, and from 16 KiB its
+/// 1280-byte wipe costs less than that. Not tuned further.
+const ZMM_CBC_MAX: usize = 8192;
+
+/// CBC decryption on the `aesni` backend of at least [`cbc_asm::REGS`] (12) blocks, or on
+/// `vaes512` on AMD below [`ZMM_CBC_MAX`] bytes (the dispatcher gives up to 20 blocks to
+/// `cbc_decrypt_small` first), entirely in inline assembly ([`cbc_asm::xmm`],
+/// `cbc_asm::zmm`); returns false, doing nothing, otherwise (then the dispatcher runs
+/// [`cbc_decrypt`]).
 ///
 /// IMPLEMENTATION NOTE (issue 19): the compiled kernels are followed by a stack wipe, because
 /// LLVM may spill a round key to their frames. Here no compiled code ever holds a round key:
@@ -875,6 +888,31 @@ pub(crate) fn cbc_decrypt_nostack(
     buf: &mut [u8],
 ) -> bool {
     use super::vaes::cbc_asm;
+    if backend == crate::Backend::Vaes512 && crate::cpu::amd_like() && buf.len() < ZMM_CBC_MAX {
+        let n = buf.len();
+        if n == 0 {
+            return true;
+        }
+        // The next IV: the last ciphertext block, read before it is decrypted in place.
+        let mut last = [0u8; 16];
+        last.copy_from_slice(&buf[n - 16..]);
+        let mut dk = core::mem::MaybeUninit::<[__m128i; 15]>::uninit();
+        // SAFETY: `Keys` used with `Vaes512` exist only where AVX-512F/BW/VL and VAES do
+        // (`is_available`); `buf` holds whole blocks (the mode layer passes whole blocks);
+        // `dk` has 15 >= rounds + 1 slots.
+        unsafe {
+            cbc_asm::zmm(
+                &k.enc,
+                k.rounds,
+                iv,
+                buf.as_mut_ptr(),
+                n,
+                dk.as_mut_ptr().cast(),
+            )
+        };
+        *iv = last;
+        return true;
+    }
     if backend != crate::Backend::Aesni || buf.len() < 16 * cbc_asm::REGS {
         return false;
     }

@@ -954,6 +954,41 @@ mod tests {
         }
     }
 
+    /// The zmm CBC-decryption assembly (`vaes512` on AMD; here on any AVX-512 CPU) for every
+    /// block count across three iterations and every tail size, every key size, against
+    /// `soft`, in place, with 64 guard bytes after the data that must stay untouched and the
+    /// derived schedule zeroed.
+    #[test]
+    fn zmm_cbc_asm_matches_soft() {
+        if !Backend::Vaes512.is_available() {
+            std::eprintln!("SKIPPED: this CPU has no AVX-512 + VAES (zmm CBC assembly not run)");
+            return;
+        }
+        for kl in [16, 24, 32] {
+            let key = data(kl, 9);
+            let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
+            let hw = crate::backend::aesni::expand(&key);
+            let iv: [u8; 16] = data(16, 3).try_into().unwrap();
+            for blocks in 0..=3 * 32 + 17 {
+                let n = 16 * blocks;
+                let src = data(n, 41);
+                let mut want = src.clone();
+                soft.cbc_decrypt(&iv, &mut want).unwrap();
+                let mut x = src.clone();
+                x.extend_from_slice(&[0x5a; 64]);
+                let mut dk = [[0u8; 16]; 15];
+                // SAFETY: AVX-512F/BW/VL and VAES checked above; `x` has `n` bytes of whole
+                // blocks (and guard bytes after them); `dk` has 15 slots.
+                unsafe {
+                    cbc_asm::zmm(&hw.enc, hw.rounds, &iv, x.as_mut_ptr(), n, dk.as_mut_ptr())
+                };
+                assert_eq!(x[..n], want[..], "zmm cbc key={kl} blocks={blocks}");
+                assert_eq!(x[n..], [0x5a; 64], "zmm cbc wrote past the data");
+                assert_eq!(dk, [[0u8; 16]; 15], "derived schedule left behind");
+            }
+        }
+    }
+
     #[test]
     fn xmm_ctr_asm_matches_soft() {
         if !Backend::Aesni.is_available() {

@@ -387,3 +387,231 @@ pub(crate) unsafe fn xmm(
     }
     c
 }
+
+// ---------------------------------------------------------------------------------------------
+// zmm (`vaes512` on AMD): the whole call in assembly.
+
+/// The last round of zmm register `i >= 1`, its chaining value (the four ciphertext blocks
+/// one block before it) folded into the last round key in zmm15, stored in place.
+macro_rules! zfin {
+    ($i:literal) => {
+        concat!(
+            "vmovdqu64 zmm15, zmmword ptr [{p} + 64*",
+            $i,
+            " - 16]\n",
+            op2!(z, "pxor", "15", "12"),
+            op2!(z, "aesdeclast", $i, "15"),
+            st!(z, $i, "{p}", $i),
+        )
+    };
+}
+
+/// The last round of zmm register 0: its chaining value is the previous batch's last block
+/// (the top 128 bits of zmm13) and its own first three ciphertext blocks, joined by VALIGNQ.
+macro_rules! zfin0 {
+    () => {
+        concat!(
+            "vmovdqu64 zmm15, zmmword ptr [{p}]\n",
+            "valignq zmm15, zmm15, zmm13, 6\n",
+            op2!(z, "pxor", "15", "12"),
+            op2!(z, "aesdeclast", "0", "15"),
+            st!(z, "0", "{p}", "0"),
+        )
+    };
+}
+
+/// Register `i` of a zmm tail loaded under its byte mask (`[{m} + 8i]`; bytes past the data
+/// neither read nor faulting) and whitened.
+macro_rules! zld_m {
+    ($i:literal) => {
+        concat!(
+            "kmovq k1, qword ptr [{m} + 8*",
+            $i,
+            "]\n",
+            "vmovdqu8 zmm",
+            $i,
+            "{{k1}}{{z}}, zmmword ptr [{p} + 64*",
+            $i,
+            "]\n",
+            op2!(z, "pxor", $i, "12"),
+        )
+    };
+}
+
+/// [`zfin`] for a tail register `i >= 1`: the chaining value loaded under `[{c} + 8i]` (the
+/// bytes of the four blocks before it that lie in the data), the result stored under
+/// `[{m} + 8i]`.
+macro_rules! zfin_m {
+    ($i:literal) => {
+        concat!(
+            "kmovq k1, qword ptr [{c} + 8*",
+            $i,
+            "]\n",
+            "vmovdqu8 zmm15{{k1}}{{z}}, zmmword ptr [{p} + 64*",
+            $i,
+            " - 16]\n",
+            op2!(z, "pxor", "15", "12"),
+            op2!(z, "aesdeclast", $i, "15"),
+            "kmovq k1, qword ptr [{m} + 8*",
+            $i,
+            "]\n",
+            "vmovdqu8 zmmword ptr [{p} + 64*",
+            $i,
+            "]{{k1}}, zmm",
+            $i,
+            "\n",
+        )
+    };
+}
+
+/// [`zfin0`] for a tail (register 0 under `[{m}]`).
+macro_rules! zfin0_m {
+    () => {
+        concat!(
+            "kmovq k1, qword ptr [{m}]\n",
+            "vmovdqu8 zmm15{{k1}}{{z}}, zmmword ptr [{p}]\n",
+            "valignq zmm15, zmm15, zmm13, 6\n",
+            op2!(z, "pxor", "15", "12"),
+            op2!(z, "aesdeclast", "0", "15"),
+            "vmovdqu8 zmmword ptr [{p}]{{k1}}, zmm0\n",
+        )
+    };
+}
+
+/// A zmm tail in registers `0` and `$d` (listed from the last down to 1): loaded under their
+/// masks, the rounds, finished from the last to the first; then a jump to the end (label 5).
+macro_rules! zcbc_tail {
+    ($($d:literal)*) => {
+        concat!(
+            key!(z, "12", "{k}"),
+            zld_m!("0"),
+            $(zld_m!($d),)*
+            rounds!(z, "aesdec"; "0" $($d)*),
+            key!(z, "12", "{kl}"),
+            $(zfin_m!($d),)*
+            zfin0_m!(),
+            "jmp 5f\n",
+        )
+    };
+}
+
+/// CBC decryption on zmm of `{n}` >= 0 iterations of 8 registers (32 blocks) at `{p}`, then
+/// the rest (under 512 bytes) in 4 or 8 registers under byte masks, with the decryption
+/// schedule derived into `{k}`..`{kl}` first and zeroed last, and VZEROALL (the data, the
+/// round key in zmm12, the chaining blocks in zmm13-15). zmm13 carries the chaining block in
+/// its top 128 bits (the IV broadcast on entry; then each batch's last ciphertext register,
+/// read into zmm14 before the batch overwrites it).
+macro_rules! cbc_zmm {
+    () => {
+        concat!(
+            derive_dk!(),
+            "test {n}, {n}\n",
+            "jz 4f\n",
+            "2:\n",
+            key!(z, "12", "{k}"),
+            ldw!(z, "0"),
+            ldw!(z, "1"),
+            ldw!(z, "2"),
+            ldw!(z, "3"),
+            ldw!(z, "4"),
+            ldw!(z, "5"),
+            ldw!(z, "6"),
+            ldw!(z, "7"),
+            ld!(z, "14", "{p}", "7"),
+            rounds!(z, "aesdec"; "0" "1" "2" "3" "4" "5" "6" "7"),
+            key!(z, "12", "{kl}"),
+            zfin!("7"),
+            zfin!("6"),
+            zfin!("5"),
+            zfin!("4"),
+            zfin!("3"),
+            zfin!("2"),
+            zfin!("1"),
+            zfin0!(),
+            "vmovdqa64 zmm13, zmm14\n",
+            "add {p}, 512\n",
+            "dec {n}\n",
+            "jnz 2b\n",
+            "4:\n",
+            "cmp qword ptr [{m}], 0\n",
+            "je 5f\n",
+            "cmp qword ptr [{m} + 32], 0\n",
+            "je 6f\n",
+            zcbc_tail!("7" "6" "5" "4" "3" "2" "1"),
+            "6:\n",
+            zcbc_tail!("3" "2" "1"),
+            "5:\n",
+            "vzeroall\n",
+            zero_dk!(),
+        )
+    };
+}
+
+/// CBC decryption in place of `len` bytes (whole blocks) at `p` on zmm (`vaes512` on AMD),
+/// all of it in this assembly ([`cbc_zmm`]): the decryption schedule derived from `enc` into
+/// `dk` and zeroed again, 8 registers (32 blocks) an iteration, the rest in 4 or 8 registers
+/// under AVX-512 byte masks, every vector register it used zeroed. `iv` is the chaining block
+/// before the first; the caller keeps the last ciphertext block (the next IV) itself. Nothing
+/// holding key material is left, so no stack wipe follows (`aesni::cbc_decrypt_nostack`).
+///
+/// IMPLEMENTATION NOTE (issue 13): as `ctr_asm::zmm_sel` and `ecb_asm::zmm_decrypt`: the
+/// compiled zmm kernel is followed by the 1280-byte stack wipe. Measurements: README, session
+/// 14.
+///
+/// # Safety
+/// The CPU has AVX-512F/BW/VL and VAES; `p` is readable and writable for `len` bytes, `len` a
+/// multiple of 16; `dk` is writable for `16 * (rounds + 1)` bytes.
+#[inline(never)]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
+pub(crate) unsafe fn zmm(
+    enc: &[[u8; 16]; 15],
+    rounds: usize,
+    iv: &[u8; 16],
+    p: *mut u8,
+    len: usize,
+    dk: *mut [u8; 16],
+) {
+    use core::arch::x86_64::{_mm_loadu_si128, _mm512_broadcast_i32x4};
+    debug_assert!(len.is_multiple_of(16) && matches!(rounds, 10 | 12 | 14));
+    let k = dk.cast::<u8>();
+    let m = super::zmm_tail_masks(len);
+    // The chaining values' masks: register `i >= 1` reads from 16 bytes before it, so its
+    // first 16 bytes are the last block of register `i - 1` and the other 48 its own first
+    // three blocks.
+    let c: [u64; 8] = core::array::from_fn(|i| {
+        if i == 0 {
+            0
+        } else {
+            m[i] << 16 | m[i - 1] >> 48
+        }
+    });
+    // SAFETY: AVX-512F (the target features above); `iv` is 16 readable bytes.
+    let chain = unsafe { _mm512_broadcast_i32x4(_mm_loadu_si128(iv.as_ptr().cast())) };
+    // SAFETY: the caller guarantees the CPU features, the buffer extent and `dk`'s. The asm
+    // reads `enc[0..=rounds]` and writes, reads and zeroes `dk[0..=rounds]`; the loop reads
+    // and writes `p[..512 * (len / 512)]` (a chaining load of register `i >= 1` starts 16
+    // bytes before it, inside the buffer; register 0's is in zmm13); the tail reads and writes
+    // only the bytes of the last `len % 512` under their masks (the chaining loads' masks
+    // cover the 16 bytes before each register only where those are data). No stack; it
+    // clobbers only what it names.
+    unsafe {
+        asm!(
+            cbc_zmm!(),
+            e = in(reg) enc.as_ptr(),
+            k = in(reg) k,
+            kl = in(reg) k.add(16 * rounds),
+            s = out(reg) _,
+            t = out(reg) _,
+            p = inout(reg) p => _,
+            n = inout(reg) len / 512 => _,
+            m = in(reg) m.as_ptr(),
+            c = in(reg) c.as_ptr(),
+            inout("zmm13") chain => _,
+            out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
+            out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
+            out("zmm12") _, out("zmm14") _, out("zmm15") _,
+            out("k1") _,
+            options(nostack),
+        );
+    }
+}
