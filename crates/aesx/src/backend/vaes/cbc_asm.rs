@@ -5,6 +5,8 @@
 //! SSE, `aesni`) the whole call from 12 blocks on, every key size ([`xmm`]): the decryption
 //! schedule, the blocks that do not fill an iteration, the loop, and the wipe of the schedule,
 //! so that no compiled code holds a key and no stack wipe follows (`aesni::cbc_decrypt_nostack`).
+//! On zmm (`vaes512` on AMD, 21 blocks to 8 KiB) the whole call as well ([`zmm`], at the end
+//! of this file: 8 registers, 32 blocks an iteration, the rest under byte masks).
 //!
 //! IMPLEMENTATION NOTE (issues 13 and 19): the intrinsic kernel runs 8 ymm registers (with 12
 //! its tail shapes spilled past the stack wipe, README). This loop runs 12 with no stack.
