@@ -105,6 +105,25 @@ macro_rules! key {
     };
 }
 
+/// Register `i` of a zmm tail loaded from `{p}` under its byte mask (`[{m} + 8i]`; bytes past
+/// the data are neither read nor faulting) and whitened with round key 0 (in zmm12): the
+/// tails of the zmm ECB and CBC-decryption assembly.
+macro_rules! zld_masked {
+    ($i:literal) => {
+        concat!(
+            "kmovq k1, qword ptr [{m} + 8*",
+            $i,
+            "]\n",
+            "vmovdqu8 zmm",
+            $i,
+            "{{k1}}{{z}}, zmmword ptr [{p} + 64*",
+            $i,
+            "]\n",
+            op2!(z, "pxor", $i, "12"),
+        )
+    };
+}
+
 /// One middle round (`$op`: AESENC or AESDEC) with round key `i` (loaded into r12 from
 /// `{k}`) over the registers listed.
 macro_rules! mround {

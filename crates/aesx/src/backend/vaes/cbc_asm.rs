@@ -422,24 +422,6 @@ macro_rules! zfin0 {
     };
 }
 
-/// Register `i` of a zmm tail loaded under its byte mask (`[{m} + 8i]`; bytes past the data
-/// neither read nor faulting) and whitened.
-macro_rules! zld_m {
-    ($i:literal) => {
-        concat!(
-            "kmovq k1, qword ptr [{m} + 8*",
-            $i,
-            "]\n",
-            "vmovdqu8 zmm",
-            $i,
-            "{{k1}}{{z}}, zmmword ptr [{p} + 64*",
-            $i,
-            "]\n",
-            op2!(z, "pxor", $i, "12"),
-        )
-    };
-}
-
 /// [`zfin`] for a tail register `i >= 1`: the chaining value loaded under `[{c} + 8i]` (the
 /// bytes of the four blocks before it that lie in the data), the result stored under
 /// `[{m} + 8i]`.
@@ -486,8 +468,8 @@ macro_rules! zcbc_tail {
     ($($d:literal)*) => {
         concat!(
             key!(z, "12", "{k}"),
-            zld_m!("0"),
-            $(zld_m!($d),)*
+            zld_masked!("0"),
+            $(zld_masked!($d),)*
             rounds!(z, "aesdec"; "0" $($d)*),
             key!(z, "12", "{kl}"),
             $(zfin_m!($d),)*

@@ -165,24 +165,6 @@ pub(crate) unsafe fn xmm_decrypt(
 // ---------------------------------------------------------------------------------------------
 // zmm (`vaes512` on AMD)
 
-/// Register `i` of a zmm tail: loaded under its byte mask (`[{m} + 8 i]`, k1; masked-off bytes
-/// are neither read nor able to fault, and load as zero) and whitened (round key 0 in zmm12).
-macro_rules! zld_masked {
-    ($i:literal) => {
-        concat!(
-            "kmovq k1, qword ptr [{m} + 8*",
-            $i,
-            "]\n",
-            "vmovdqu8 zmm",
-            $i,
-            "{{k1}}{{z}}, zmmword ptr [{p} + 64*",
-            $i,
-            "]\n",
-            op2!(z, "pxor", $i, "12"),
-        )
-    };
-}
-
 /// The last round (`$last`, key in zmm12) of register `i` of a zmm tail, stored under its mask.
 macro_rules! zst_masked {
     ($last:literal, $i:literal) => {
