@@ -1205,30 +1205,34 @@ fn generic_gcm<const SEAL: bool>(
     #[cfg(all(target_arch = "x86_64", feature = "alloc"))]
     match gk {
         GhashKey::Avx2(k) if buf.len() >= 16 * ghash_avx2::STREAM_MIN => {
-            const {
-                assert!(
-                    GENERIC_CHUNK.is_multiple_of(<ghash_pshufb::X32 as ghash_pshufb::Width>::LANES)
-                )
-            };
-            let mut st = ghash_avx2::streams(k, *acc);
-            ctr_and_hash::<SEAL>(backend, keys, ctr, buf, |d| st.update(d));
-            *acc = st.finish();
+            *acc =
+                streamed_gcm::<SEAL, _, _>(ghash_avx2::streams(k, *acc), backend, keys, ctr, buf);
             return;
         }
         GhashKey::Ssse3(k) if buf.len() >= 16 * ghash_ssse3::STREAM_MIN => {
-            const {
-                assert!(
-                    GENERIC_CHUNK.is_multiple_of(<ghash_pshufb::X16 as ghash_pshufb::Width>::LANES)
-                )
-            };
-            let mut st = ghash_ssse3::streams(k, *acc);
-            ctr_and_hash::<SEAL>(backend, keys, ctr, buf, |d| st.update(d));
-            *acc = st.finish();
+            *acc =
+                streamed_gcm::<SEAL, _, _>(ghash_ssse3::streams(k, *acc), backend, keys, ctr, buf);
             return;
         }
         _ => {}
     }
     ctr_and_hash::<SEAL>(backend, keys, ctr, buf, |d| ghash(gk, acc, d));
+}
+
+/// [`generic_gcm`] with its GHASH in `st`'s streams (the chunks are whole batches of them, but
+/// the last); returns the GHASH state.
+#[cfg(all(target_arch = "x86_64", feature = "alloc"))]
+#[inline(always)]
+fn streamed_gcm<const SEAL: bool, W: ghash_pshufb::Width, K: ghash_pshufb::StreamKey>(
+    mut st: ghash_pshufb::Streams<'_, W, K>,
+    backend: Backend,
+    keys: &Keys,
+    ctr: &[u8; 16],
+    buf: &mut [u8],
+) -> u128 {
+    const { assert!(GENERIC_CHUNK.is_multiple_of(W::LANES)) };
+    ctr_and_hash::<SEAL>(backend, keys, ctr, buf, |d| st.update(d));
+    st.finish()
 }
 
 /// [`generic_gcm`]'s loop: per chunk, the CTR32 keystream XOR and `hash` of the ciphertext

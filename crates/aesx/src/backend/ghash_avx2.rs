@@ -276,17 +276,14 @@ pub(crate) const STREAM_MIN: usize = 64;
 
 /// `acc <- GHASH update over data` (whole blocks).
 pub(crate) fn ghash(k: &Key, acc: &mut u128, data: &[u8]) {
-    debug_assert!(data.len().is_multiple_of(16));
     #[cfg(feature = "alloc")]
-    if data.len() >= 16 * STREAM_MIN {
-        let mut st = streams(k, *acc);
-        st.update(data);
-        *acc = st.finish();
-        return;
-    }
+    super::ghash_pshufb::ghash::<X32, Key>(k, acc, data, STREAM_MIN);
     // SAFETY: a `Key` is built only where `available()` held (AVX2, which implies the SSSE3
     // shuffle used here).
-    unsafe { ghash_avx2(k, acc, data) }
+    #[cfg(not(feature = "alloc"))]
+    unsafe {
+        ghash_avx2(k, acc, data)
+    }
 }
 
 /// The 32 streams of a message on this key ([`super::ghash_pshufb`]).

@@ -577,6 +577,19 @@ unsafe fn mul_add<W: Width>(t: &Tables, s: &Sliced, o: &mut Sliced) {
     }
 }
 
+/// `acc <- GHASH update over data` (whole blocks) with key `k`: the `W` streams from
+/// `min_blocks` blocks on (where they pay for their finish), else `k`'s ordinary code.
+pub(crate) fn ghash<W: Width, K: StreamKey>(k: &K, acc: &mut u128, data: &[u8], min_blocks: usize) {
+    debug_assert!(data.len().is_multiple_of(16));
+    if data.len() >= 16 * min_blocks {
+        let mut st = Streams::<W, K>::new(k, *acc);
+        st.update(data);
+        *acc = st.finish();
+    } else {
+        k.hash(acc, data);
+    }
+}
+
 /// A GHASH computation fed in pieces, as `W::LANES` interleaved streams: whole batches go to
 /// the streams; a shorter piece ends them (their states hashed as blocks into the running
 /// value, by `K`'s ordinary code), and from then on every piece is hashed the ordinary way. So

@@ -9,7 +9,7 @@
 //! was tested and measured only on CPUs that have AVX2 too (which run [`super::ghash_avx2`]):
 //! see the README's GCM section for the numbers.
 
-use super::ghash_pshufb::{StreamKey, Streams, Tables, X16};
+use super::ghash_pshufb::{self, StreamKey, Streams, Tables, X16};
 use super::ghash_soft;
 
 /// Blocks from which [`ghash`] takes the stream path (and the generic GCM kernel uses
@@ -61,14 +61,7 @@ pub(crate) fn streams(k: &Key, acc: u128) -> Streams<'_, X16, Key> {
 
 /// `acc <- GHASH update over data` (whole blocks).
 pub(crate) fn ghash(k: &Key, acc: &mut u128, data: &[u8]) {
-    debug_assert!(data.len().is_multiple_of(16));
-    if data.len() >= 16 * STREAM_MIN {
-        let mut st = streams(k, *acc);
-        st.update(data);
-        *acc = st.finish();
-    } else {
-        k.hash(acc, data);
-    }
+    ghash_pshufb::ghash::<X16, Key>(k, acc, data, STREAM_MIN);
 }
 
 #[cfg(test)]
