@@ -62,7 +62,20 @@ fn use_key(backend: Backend, key: &[u8], threads: bool) {
     let iv = [0x24u8; 16];
     let only = std::env::var("AESX_RESIDUE_ONLY").unwrap_or_default();
     let on = |s: &str| only.is_empty() || only.split(',').any(|o| o == s);
-    for len in [16usize, 32, 48, 64, 80, 112, 128, 256, 272, 4096 + 48] {
+    // 8 KiB + 48: CTR calls long enough for the round-1 table of `vaes512` on AMD.
+    for len in [
+        16usize,
+        32,
+        48,
+        64,
+        80,
+        112,
+        128,
+        256,
+        272,
+        4096 + 48,
+        8192 + 48,
+    ] {
         let mut buf = vec![0x3cu8; len];
         // Each group runs below a pad (`below`), so the `Vec` frees here cannot overwrite what
         // its last call left on the stack.
@@ -277,6 +290,70 @@ fn inv_mix_columns(k: [u8; 16]) -> [u8; 16] {
     out
 }
 
+/// Multiplication in GF(2^8) modulo the AES polynomial.
+fn gf_mul(mut a: u8, mut b: u8) -> u8 {
+    let mut p = 0;
+    while b != 0 {
+        if b & 1 != 0 {
+            p ^= a;
+        }
+        a = (a << 1) ^ if a & 0x80 != 0 { 0x1b } else { 0 };
+        b >>= 1;
+    }
+    p
+}
+
+/// The AES S-box from its definition: the inverse in GF(2^8) (0 for 0), then the affine map.
+fn sbox(x: u8) -> u8 {
+    let inv = (1..=255u8).find(|&y| gf_mul(x, y) == 1).unwrap_or(0);
+    let r = |n: u32| inv.rotate_left(n);
+    inv ^ r(1) ^ r(2) ^ r(3) ^ r(4) ^ 0x63
+}
+
+/// One AES round as AESENC computes it: SubBytes, ShiftRows, MixColumns, then `rk`.
+fn aes_round(state: [u8; 16], rk: [u8; 16]) -> [u8; 16] {
+    // Byte `r + 4c` is row `r`, column `c`; ShiftRows moves row `r` left by `r` columns.
+    let t: [u8; 16] = std::array::from_fn(|i| {
+        let (r, c) = (i % 4, i / 4);
+        sbox(state[r + 4 * ((c + r) % 4)])
+    });
+    std::array::from_fn(|i| {
+        let (r, c) = (i % 4, i / 4);
+        let a = |k: usize| t[(r + k) % 4 + 4 * c];
+        gf_mul(a(0), 2) ^ gf_mul(a(1), 3) ^ a(2) ^ a(3) ^ rk[i]
+    })
+}
+
+/// [`aes_round`] is AESENC (checked where the CPU has AES-NI): otherwise its needle would
+/// find nothing.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn aes_round_is_aesenc() {
+    if !std::arch::is_x86_feature_detected!("aes") {
+        return;
+    }
+    #[target_feature(enable = "aes")]
+    fn aesenc(s: [u8; 16], k: [u8; 16]) -> [u8; 16] {
+        use std::arch::x86_64::*;
+        let mut out = [0u8; 16];
+        // SAFETY: AES-NI (the target feature); 16-byte unaligned loads and store.
+        unsafe {
+            let v = _mm_aesenc_si128(
+                _mm_loadu_si128(s.as_ptr().cast()),
+                _mm_loadu_si128(k.as_ptr().cast()),
+            );
+            _mm_storeu_si128(out.as_mut_ptr().cast(), v);
+        }
+        out
+    }
+    for seed in 0..64u64 {
+        let s: [u8; 16] = random_key(16, seed).try_into().unwrap();
+        let k: [u8; 16] = random_key(16, seed + 1000).try_into().unwrap();
+        // SAFETY: AES-NI was detected above.
+        assert_eq!(aes_round(s, k), unsafe { aesenc(s, k) });
+    }
+}
+
 /// [`inv_mix_columns`] is AESIMC (checked where the CPU has AES-NI): otherwise its needles
 /// would find nothing.
 #[cfg(target_arch = "x86_64")]
@@ -445,6 +522,9 @@ fn check(test: &str, mode: &str, only: Option<&str>) {
             secrets.push(
                 ((a << 1) ^ (carry & 0xc200_0000_0000_0000_0000_0000_0000_0001)).to_le_bytes(),
             );
+            // Round 1 of the all-zero block (AESENC(k0, k1)): one entry of the per-call table
+            // of first rounds of the zmm CTR assembly (`vaes512` on AMD, from 8 KiB).
+            secrets.push(aes_round(rk.keys[0], rk.keys[1]));
             // 16 bytes of the byte-shuffle GHASH tables of `soft`/`vpaes` (`H^32` with AVX2,
             // `H^16` with SSSE3 alone; built only by those two backends' `AesGcm`).
             for squarings in [5, 4] {
@@ -493,8 +573,8 @@ fn check(test: &str, mode: &str, only: Option<&str>) {
     assert!(
         failures.is_empty(),
         "key material left in memory (needles: round keys {{2, last, 1 for AES-128}}, \
-         InvMixColumns of round keys 1 and 2, GCM's H*x, then 16 bytes of the H^32 and the \
-         H^16 GHASH tables):\n{}",
+         InvMixColumns of round keys 1 and 2, GCM's H*x, round 1 of the zero block, then 16 \
+         bytes of the H^32 and the H^16 GHASH tables):\n{}",
         failures.join("\n")
     );
 }

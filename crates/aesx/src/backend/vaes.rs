@@ -691,8 +691,14 @@ pub(crate) fn zmm_tail_masks(len: usize) -> [u64; 8] {
 /// bytes, and the two are equal or do not overlap.
 #[inline(always)]
 pub(crate) unsafe fn ctr_zmm_whole(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8, len: usize) {
-    // SAFETY: the caller's guarantees are `zmm_sel`'s.
-    unsafe { ctr_asm::zmm_sel(rk, ctr, src, dst, len) }
+    // SAFETY: the caller's guarantees are `zmm_sel`'s and `zmm_r1`'s.
+    unsafe {
+        if len >= ctr_asm::R1_MIN {
+            ctr_asm::zmm_r1(rk, ctr, src, dst, len)
+        } else {
+            ctr_asm::zmm_sel(rk, ctr, src, dst, len)
+        }
+    }
 }
 
 /// Bytes `done..len` of a [`ctr_b2b`] call through the intrinsic kernel.
@@ -1122,6 +1128,78 @@ mod tests {
         }
         check_ctr("zmm selector loop", (zs_ip, zs_b2b));
         check_ctr("zmm whole call (masked tail)", (zw_ip, zw_b2b));
+    }
+
+    /// The zmm first-round-table CTR ([`ctr_asm::zmm_r1`], `vaes512` on AMD from
+    /// [`ctr_asm::R1_MIN`]; called directly, so it runs on any CPU with AVX-512) against `soft`,
+    /// in place and buffer to buffer, with guard bytes: every low counter byte (so the
+    /// high-part step falls on every block of the 256-block window), and carries out of the
+    /// low 32, 64 and 128 bits placed in the first, second and third windows; lengths of less
+    /// than one batch (the `zmm_sel` tail only), of whole and partial windows, and of three
+    /// windows plus a tail.
+    #[test]
+    fn zmm_r1_matches_soft() {
+        if !Backend::Vaes512.is_available() {
+            std::eprintln!("SKIPPED: this CPU has no AVX-512 + VAES (zmm_r1 not run)");
+            return;
+        }
+        let lens = [
+            0,
+            5,
+            32,
+            33,
+            255,
+            256,
+            257,
+            288,
+            511,
+            512,
+            600,
+            3 * 256 + 37,
+        ];
+        let max = 3 * 256 + 37;
+        for kl in [16, 24, 32] {
+            let key = data(kl, 17);
+            let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
+            let hw = crate::backend::aesni::expand(&key);
+            let src = data(16 * max, 77);
+            let pattern = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210_u128;
+            let mut counters: Vec<u128> = (0..256).map(|c| pattern & !0xff | c).collect();
+            for bits in [32u32, 64, 128] {
+                let low = if bits == 128 {
+                    u128::MAX
+                } else {
+                    (1u128 << bits) - 1
+                };
+                // The carry out of the low `bits` bits happens at block `d`.
+                for d in [1u128, 3, 200, 255, 256, 257, 300, 511, 512, 700] {
+                    counters.push((pattern & !low) | (0u128.wrapping_sub(d) & low));
+                }
+            }
+            for c in counters {
+                let mut want = src.clone();
+                soft.ctr_xor_at(&c.to_be_bytes(), 0, &mut want);
+                for blocks in lens {
+                    let n = 16 * blocks;
+                    let mut x = src[..n].to_vec();
+                    x.extend_from_slice(&[0x5a; 64]);
+                    // SAFETY: AVX-512F/BW/VL and VAES (checked above); `x` holds `n` bytes
+                    // of whole blocks (and guard bytes after them), in place.
+                    unsafe { ctr_asm::zmm_r1(&hw, c, x.as_ptr(), x.as_mut_ptr(), n) };
+                    assert_eq!(x[..n], want[..n], "zmm_r1 key={kl} c={c:x} blocks={blocks}");
+                    assert_eq!(x[n..], [0x5a; 64], "zmm_r1 wrote past the message");
+                    let mut y = std::vec![0xa5u8; n + 64];
+                    // SAFETY: as above, `src` and `y` disjoint, `n` bytes each.
+                    unsafe { ctr_asm::zmm_r1(&hw, c, src.as_ptr(), y.as_mut_ptr(), n) };
+                    assert_eq!(
+                        y[..n],
+                        want[..n],
+                        "zmm_r1 b2b key={kl} c={c:x} blocks={blocks}"
+                    );
+                    assert_eq!(y[n..], [0xa5; 64], "zmm_r1 b2b wrote past the message");
+                }
+            }
+        }
     }
 
     /// Reference carry-less multiply of two 64-bit words.
