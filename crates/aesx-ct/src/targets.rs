@@ -346,7 +346,7 @@ fn aes_cases(b: Backend, part: Part) -> Vec<Case> {
             ));
             if b != Backend::Soft {
                 // 8 KiB + 5 blocks: long enough for the round-1-table CTR of `vaes512` on AMD
-                // (`ctr_asm::zmm_r1`, from 8 KiB), whose table is built from the counter's
+                // (`ctr_asm::zmm_r1`, from 6 KiB), whose table is built from the counter's
                 // low byte; the counter (IV) is the secret that varies.
                 let m = 8192 + 80;
                 v.push(Case::new(

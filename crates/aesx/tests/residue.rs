@@ -523,7 +523,7 @@ fn check(test: &str, mode: &str, only: Option<&str>) {
                 ((a << 1) ^ (carry & 0xc200_0000_0000_0000_0000_0000_0000_0001)).to_le_bytes(),
             );
             // Round 1 of the all-zero block (AESENC(k0, k1)): one entry of the per-call table
-            // of first rounds of the zmm CTR assembly (`vaes512` on AMD, from 8 KiB).
+            // of first rounds of the zmm CTR assembly (`vaes512` on AMD, from 6 KiB).
             secrets.push(aes_round(rk.keys[0], rk.keys[1]));
             // 16 bytes of the byte-shuffle GHASH tables of `soft`/`vpaes` (`H^32` with AVX2,
             // `H^16` with SSSE3 alone; built only by those two backends' `AesGcm`).

@@ -997,6 +997,41 @@ macro_rules! r1_g {
     };
 }
 
+/// Four entries of the [`zmm_r1`] table at `[{pt} + {o} + $off]`: round 1 (round keys 0 and 1
+/// in zmm23 and zmm24) of the counter blocks in zmm21 and zmm21 plus the byte-15 increments of
+/// 4, 8 and 12 blocks (zmm22, zmm17, zmm18); zmm21 then moves on by 16 (zmm19). Scratch
+/// zmm25-28.
+macro_rules! r1_build4 {
+    ($off:literal) => {
+        concat!(
+            "vpxorq zmm25, zmm21, zmm23\n",
+            "vpaddb zmm26, zmm21, zmm22\n",
+            "vpxorq zmm26, zmm26, zmm23\n",
+            "vpaddb zmm27, zmm21, zmm17\n",
+            "vpxorq zmm27, zmm27, zmm23\n",
+            "vpaddb zmm28, zmm21, zmm18\n",
+            "vpxorq zmm28, zmm28, zmm23\n",
+            "vpaddb zmm21, zmm21, zmm19\n",
+            "vaesenc zmm25, zmm25, zmm24\n",
+            "vaesenc zmm26, zmm26, zmm24\n",
+            "vaesenc zmm27, zmm27, zmm24\n",
+            "vaesenc zmm28, zmm28, zmm24\n",
+            "vmovdqa64 zmmword ptr [{pt} + {o} + ",
+            $off,
+            "], zmm25\n",
+            "vmovdqa64 zmmword ptr [{pt} + {o} + ",
+            $off,
+            " + 64], zmm26\n",
+            "vmovdqa64 zmmword ptr [{pt} + {o} + ",
+            $off,
+            " + 128], zmm27\n",
+            "vmovdqa64 zmmword ptr [{pt} + {o} + ",
+            $off,
+            " + 192], zmm28\n",
+        )
+    };
+}
+
 /// Bytes of the [`zmm_r1`] table: round 1 of the 256 blocks whose only non-zero byte is the
 /// last (in call order: entry `j` is for low byte `c0 + j`).
 const R1_BYTES: usize = 256 * 16;
@@ -1025,8 +1060,10 @@ static R1_INDEX: R1Index = {
 };
 
 /// Calls from this length (bytes) take [`zmm_r1`] on AMD `vaes512`; shorter ones
-/// [`zmm_sel`].
-pub(crate) const R1_MIN: usize = 8192;
+/// [`zmm_sel`]. Measured on Zen 4 (`aesx bench --ops ctr --backends vaes512`, seven runs
+/// alternated with a build that sends calls from 4 KiB): [`zmm_r1`] is 0.97x at 4 KiB, 0.99-1.0x
+/// at 5 KiB, 1.0-1.01x at 6 KiB, 1.02x at 7 KiB.
+pub(crate) const R1_MIN: usize = 6144;
 
 /// [`zmm_sel`] with the first AES round of every block taken from a table built per call:
 /// one VAESENC a register fewer (13 rounds instead of 14 for AES-256, 9 for 10 for AES-128).
@@ -1048,9 +1085,12 @@ pub(crate) const R1_MIN: usize = 8192;
 /// `P` is key material: it lives in this frame, only the assembly writes and reads it, and
 /// the assembly zeroes it before returning, with every vector register it used.
 ///
-/// Measured on Zen 4 (README, "Session 15"): AES-ops bound, the table version of a batch runs
-/// 1.06-1.08x the plain one in a stand-alone loop; per call it costs the 64 VAESENC of `P`
-/// and 64 stores to zero it, hence [`R1_MIN`].
+/// Per call this costs the 64 VAESENC of `P` (the first batch's 8 registers before the loop,
+/// then each batch of the first window builds the next one's among its rounds, so that the
+/// 64 stores overlap AES work: 16 KiB AES-256 982 -> 965 ns against building the table first)
+/// and 64 stores zeroing it (in the last 8 batches, same reason), hence [`R1_MIN`]. Measured
+/// on Zen 4 against [`zmm_sel`] (README, "Session 15"): 16 KiB AES-128 1.07x, AES-256 1.04x;
+/// 64 KiB 1.06x.
 ///
 /// # Safety
 /// As [`zmm_sel`].
@@ -1095,35 +1135,19 @@ pub(crate) unsafe fn zmm_r1(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8, 
                 "add {lo}, 256",
                 "adc {hi}, 0",
                 r1_g!("20"),
-                // P: 64 registers, four a step.
-                "vbroadcasti32x4 zmm3, xmmword ptr [{k}]",
-                "vbroadcasti32x4 zmm4, xmmword ptr [{k} + 16]",
-                // Byte-15 increments of 8, 12 and 16 blocks (zmm2: 4), so that the four
+                // P: the 8 entries of the first batch here; each later batch of the first
+                // window builds the next batch's 8 among its rounds ({f} counts them).
+                "vbroadcasti32x4 zmm23, xmmword ptr [{k}]",
+                "vbroadcasti32x4 zmm24, xmmword ptr [{k} + 16]",
+                // Byte-15 increments of 8, 12 and 16 blocks (zmm22: 4), so that the four
                 // registers of a step do not wait for each other.
-                "vpaddb zmm17, zmm2, zmm2",
-                "vpaddb zmm18, zmm17, zmm2",
+                "vpaddb zmm17, zmm22, zmm22",
+                "vpaddb zmm18, zmm17, zmm22",
                 "vpaddb zmm19, zmm17, zmm17",
                 "xor {o}, {o}",
-                "6:",
-                "vpxorq zmm5, zmm1, zmm3",
-                "vpaddb zmm6, zmm1, zmm2",
-                "vpxorq zmm6, zmm6, zmm3",
-                "vpaddb zmm7, zmm1, zmm17",
-                "vpxorq zmm7, zmm7, zmm3",
-                "vpaddb zmm0, zmm1, zmm18",
-                "vpxorq zmm0, zmm0, zmm3",
-                "vpaddb zmm1, zmm1, zmm19",
-                "vaesenc zmm5, zmm5, zmm4",
-                "vaesenc zmm6, zmm6, zmm4",
-                "vaesenc zmm7, zmm7, zmm4",
-                "vaesenc zmm0, zmm0, zmm4",
-                "vmovdqa64 zmmword ptr [{pt} + {o}], zmm5",
-                "vmovdqa64 zmmword ptr [{pt} + {o} + 64], zmm6",
-                "vmovdqa64 zmmword ptr [{pt} + {o} + 128], zmm7",
-                "vmovdqa64 zmmword ptr [{pt} + {o} + 192], zmm0",
-                "add {o}, 256",
-                "cmp {o}, 4096",
-                "jne 6b",
+                r1_build4!("0"),
+                r1_build4!("256"),
+                "mov {f}, 7",
                 "vpxord xmm16, xmm16, xmm16",
                 "xor {o}, {o}",
                 "2:",
@@ -1148,6 +1172,12 @@ pub(crate) unsafe fn zmm_r1(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8, 
                 "vmovdqa64 zmmword ptr [{pt} + {o} + 384], zmm16",
                 "vmovdqa64 zmmword ptr [{pt} + {o} + 448], zmm16",
                 "8:",
+                "test {f}, {f}",
+                "jz 9f",
+                r1_build4!("512"),
+                r1_build4!("768"),
+                "dec {f}",
+                "9:",
                 mround!(z, "aesenc", "2"; "0" "1" "2" "3" "4" "5" "6" "7"),
                 mround!(z, "aesenc", "3"; "0" "1" "2" "3" "4" "5" "6" "7"),
                 mround!(z, "aesenc", "4"; "0" "1" "2" "3" "4" "5" "6" "7"),
@@ -1179,6 +1209,14 @@ pub(crate) unsafe fn zmm_r1(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8, 
                 "vpxord xmm18, xmm18, xmm18",
                 "vpxord xmm19, xmm19, xmm19",
                 "vpxord xmm20, xmm20, xmm20",
+                "vpxord xmm21, xmm21, xmm21",
+                "vpxord xmm22, xmm22, xmm22",
+                "vpxord xmm23, xmm23, xmm23",
+                "vpxord xmm24, xmm24, xmm24",
+                "vpxord xmm25, xmm25, xmm25",
+                "vpxord xmm26, xmm26, xmm26",
+                "vpxord xmm27, xmm27, xmm27",
+                "vpxord xmm28, xmm28, xmm28",
                 k = in(reg) k,
                 kl = in(reg) k.add(16 * rk.rounds),
                 pt = in(reg) table.as_mut_ptr().cast::<u8>(),
@@ -1191,14 +1229,17 @@ pub(crate) unsafe fn zmm_r1(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8, 
                 dst = inout(reg) dst => _,
                 n = inout(reg) n => _,
                 step = const STEP,
-                inout("zmm1") v => _,
-                inout("zmm2") inc => _,
+                f = out(reg) _,
+                inout("zmm21") v => _,
+                inout("zmm22") inc => _,
                 inout("zmm10") thr => _,
                 out("zmm0") _, out("zmm3") _, out("zmm4") _, out("zmm5") _,
                 out("zmm6") _, out("zmm7") _, out("zmm8") _, out("zmm9") _,
                 out("zmm11") _, out("zmm12") _, out("zmm13") _, out("zmm14") _,
                 out("zmm15") _, out("zmm16") _, out("zmm17") _, out("zmm18") _,
-                out("zmm19") _, out("zmm20") _,
+                out("zmm19") _, out("zmm20") _, out("zmm23") _, out("zmm24") _,
+                out("zmm25") _, out("zmm26") _, out("zmm27") _, out("zmm28") _,
+                out("zmm1") _, out("zmm2") _,
                 options(nostack),
             );
         }
