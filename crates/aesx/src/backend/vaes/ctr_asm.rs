@@ -998,8 +998,8 @@ macro_rules! r1_g {
 }
 
 /// Four entries of the [`zmm_r1`] table at `[{pt} + {o} + $off]`: round 1 (round keys 0 and 1
-/// in zmm23 and zmm24) of the counter blocks in zmm21 and zmm21 plus the byte-15 increments of
-/// 4, 8 and 12 blocks (zmm22, zmm17, zmm18); zmm21 then moves on by 16 (zmm19). Scratch
+/// in zmm23 and zmm24) of the blocks in zmm21, and in zmm21 plus the byte-15 increments of 4,
+/// 8 and 12 blocks (zmm22, zmm17, zmm18); zmm21 then moves on by 16 blocks (zmm19). Scratch
 /// zmm25-28.
 macro_rules! r1_build4 {
     ($off:literal) => {
@@ -1089,8 +1089,8 @@ pub(crate) const R1_MIN: usize = 6144;
 /// then each batch of the first window builds the next one's among its rounds, so that the
 /// 64 stores overlap AES work: 16 KiB AES-256 982 -> 965 ns against building the table first)
 /// and 64 stores zeroing it (in the last 8 batches, same reason), hence [`R1_MIN`]. Measured
-/// on Zen 4 against [`zmm_sel`] (README, "Session 15"): 16 KiB AES-128 1.07x, AES-256 1.04x;
-/// 64 KiB 1.06x.
+/// on Zen 4 against [`zmm_sel`] (README, "Session 15"): 16 KiB 1.04-1.05x, 64 KiB 1.06-1.09x,
+/// 1 MiB 1.06-1.10x (AES-256 to AES-128).
 ///
 /// # Safety
 /// As [`zmm_sel`].
@@ -1149,7 +1149,6 @@ pub(crate) unsafe fn zmm_r1(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8, 
                 r1_build4!("256"),
                 "mov {f}, 7",
                 "vpxord xmm16, xmm16, xmm16",
-                "xor {o}, {o}",
                 "2:",
                 r1_sel!("0"),
                 r1_sel!("1"),
@@ -1233,13 +1232,13 @@ pub(crate) unsafe fn zmm_r1(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8, 
                 inout("zmm21") v => _,
                 inout("zmm22") inc => _,
                 inout("zmm10") thr => _,
-                out("zmm0") _, out("zmm3") _, out("zmm4") _, out("zmm5") _,
-                out("zmm6") _, out("zmm7") _, out("zmm8") _, out("zmm9") _,
-                out("zmm11") _, out("zmm12") _, out("zmm13") _, out("zmm14") _,
-                out("zmm15") _, out("zmm16") _, out("zmm17") _, out("zmm18") _,
-                out("zmm19") _, out("zmm20") _, out("zmm23") _, out("zmm24") _,
-                out("zmm25") _, out("zmm26") _, out("zmm27") _, out("zmm28") _,
-                out("zmm1") _, out("zmm2") _,
+                out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
+                out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
+                out("zmm8") _, out("zmm9") _, out("zmm11") _, out("zmm12") _,
+                out("zmm13") _, out("zmm14") _, out("zmm15") _, out("zmm16") _,
+                out("zmm17") _, out("zmm18") _, out("zmm19") _, out("zmm20") _,
+                out("zmm23") _, out("zmm24") _, out("zmm25") _, out("zmm26") _,
+                out("zmm27") _, out("zmm28") _,
                 options(nostack),
             );
         }
