@@ -266,25 +266,14 @@ fn child(spec: &str) {
 /// AES InvMixColumns of a round key (each 4-byte column times the inverse MixColumns matrix
 /// over GF(2^8)): what AESIMC computes, the round keys of the equivalent inverse cipher.
 fn inv_mix_columns(k: [u8; 16]) -> [u8; 16] {
-    fn mul(mut a: u8, mut b: u8) -> u8 {
-        let mut p = 0;
-        while b != 0 {
-            if b & 1 != 0 {
-                p ^= a;
-            }
-            a = (a << 1) ^ if a & 0x80 != 0 { 0x1b } else { 0 };
-            b >>= 1;
-        }
-        p
-    }
     let mut out = [0u8; 16];
     for c in 0..4 {
         let a = &k[4 * c..4 * c + 4];
         for r in 0..4 {
-            out[4 * c + r] = mul(a[r], 14)
-                ^ mul(a[(r + 1) % 4], 11)
-                ^ mul(a[(r + 2) % 4], 13)
-                ^ mul(a[(r + 3) % 4], 9);
+            out[4 * c + r] = gf_mul(a[r], 14)
+                ^ gf_mul(a[(r + 1) % 4], 11)
+                ^ gf_mul(a[(r + 2) % 4], 13)
+                ^ gf_mul(a[(r + 3) % 4], 9);
         }
     }
     out
