@@ -124,6 +124,23 @@ macro_rules! zld_masked {
     };
 }
 
+/// Register `i` stored to `{p}` under its byte mask (`[{m} + 8i]`; bytes past the data are
+/// neither written nor faulting): the tails of the zmm ECB and CBC-decryption assembly.
+macro_rules! zst_masked {
+    ($i:literal) => {
+        concat!(
+            "kmovq k1, qword ptr [{m} + 8*",
+            $i,
+            "]\n",
+            "vmovdqu8 zmmword ptr [{p} + 64*",
+            $i,
+            "]{{k1}}, zmm",
+            $i,
+            "\n",
+        )
+    };
+}
+
 /// One middle round (`$op`: AESENC or AESDEC) with round key `i` (loaded into r12 from
 /// `{k}`) over the registers listed.
 macro_rules! mround {

@@ -436,14 +436,7 @@ macro_rules! zfin_m {
             " - 16]\n",
             op2!(z, "pxor", "15", "12"),
             op2!(z, "aesdeclast", $i, "15"),
-            "kmovq k1, qword ptr [{m} + 8*",
-            $i,
-            "]\n",
-            "vmovdqu8 zmmword ptr [{p} + 64*",
-            $i,
-            "]{{k1}}, zmm",
-            $i,
-            "\n",
+            zst_masked!($i),
         )
     };
 }

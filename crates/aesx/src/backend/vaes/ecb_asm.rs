@@ -165,23 +165,6 @@ pub(crate) unsafe fn xmm_decrypt(
 // ---------------------------------------------------------------------------------------------
 // zmm (`vaes512` on AMD)
 
-/// The last round (`$last`, key in zmm12) of register `i` of a zmm tail, stored under its mask.
-macro_rules! zst_masked {
-    ($last:literal, $i:literal) => {
-        concat!(
-            op2!(z, $last, $i, "12"),
-            "kmovq k1, qword ptr [{m} + 8*",
-            $i,
-            "]\n",
-            "vmovdqu8 zmmword ptr [{p} + 64*",
-            $i,
-            "]{{k1}}, zmm",
-            $i,
-            "\n",
-        )
-    };
-}
-
 /// A zmm tail in the registers listed: loaded, the rounds (`$op`, `$last`), stored, each
 /// under its mask; then a jump to the end (label 5).
 macro_rules! zecb_tail {
@@ -191,7 +174,7 @@ macro_rules! zecb_tail {
             $(zld_masked!($r),)*
             rounds!(z, $op; $($r)*),
             key!(z, "12", "{kl}"),
-            $(zst_masked!($last, $r),)*
+            $(op2!(z, $last, $r, "12"), zst_masked!($r),)*
             "jmp 5f\n",
         )
     };
