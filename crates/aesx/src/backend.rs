@@ -58,8 +58,8 @@
 //!
 //! | AES backend | GHASH | fused kernel |
 //! |---|---|---|
-//! | vaes512 with VPCLMULQDQ | [`vaes::gcm`]: H^16..H^1, zmm in the fused kernel (schoolbook), ymm for long AAD, [`clmul`] for short inputs | [`vaes::gcm`] (zmm): 16 blocks per iteration; short messages as below |
-//! | vaes256 with VPCLMULQDQ | [`vaes::gcm`]: H^16..H^1 on ymm, Karatsuba (+ [`clmul`] for short inputs) | [`vaes::gcm`] (ymm): 16 blocks per iteration; messages up to [`SMALL_MSG`] on [`gcm_aesni::small`] |
+//! | vaes512 with VPCLMULQDQ | [`vaes::gcm`]: H^32..H^1, zmm in the fused kernel (Intel: schoolbook; AMD: Karatsuba), ymm for long AAD, [`clmul`] for short inputs | [`vaes::gcm`] (zmm): 16 blocks per iteration on Intel, 32 on AMD ([`vaes::gcm_zmm`]); short messages as below |
+//! | vaes256 with VPCLMULQDQ | [`vaes::gcm`]: H^16..H^1 (of the 32 kept) on ymm, Karatsuba (+ [`clmul`] for short inputs) | [`vaes::gcm`] (ymm): 16 blocks per iteration; messages up to [`SMALL_MSG`] on [`gcm_aesni::small`] |
 //! | aesni (and vaes256/vaes512 without VPCLMULQDQ) with PCLMULQDQ | [`clmul`]: H^8..H^1, Karatsuba | [`gcm_aesni`]: 8 blocks per iteration |
 //! | soft, vpaes (or any backend without PCLMULQDQ), CPU with AVX2 | [`ghash_avx2`]: ctmul on 32-bit limbs, 4 lanes | generic: ECB of counter blocks + GHASH, 32 blocks at a time |
 //! | the same without AVX2 | [`ghash_soft`]: ctmul, 64-bit (`mulx` asm with BMI2) | generic |
@@ -881,7 +881,9 @@ fn vclmul_seal_open(
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn ghash_vclmul(k: &vaes::gcm::Key, acc: &mut u128, data: &[u8]) {
-    if data.len() >= 16 * vaes::gcm::BATCH {
+    // One 16-block ymm batch or more (`vaes::gcm::BATCH` is 32 since session 16: the zmm
+    // batch on AMD).
+    if data.len() >= 16 * 16 {
         vaes::ymm::ghash(k, acc, data);
     } else {
         clmul::ghash(&k.xmm, acc, data);

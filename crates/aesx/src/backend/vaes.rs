@@ -46,6 +46,7 @@ mod ctr_asm;
 pub(crate) mod ecb_asm;
 pub(crate) mod gcm;
 mod gcm_ymm;
+mod gcm_zmm;
 pub(crate) mod ymm;
 pub(crate) mod zmm;
 

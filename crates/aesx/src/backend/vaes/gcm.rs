@@ -5,9 +5,9 @@
 //! Design (after the Linux kernel's `aes-gcm-vaes-avx2.S` / `aes-gcm-avx10-x86_64.S` and
 //! BoringSSL's VAES GCM, as summarised in /work/shared/specs/gcm.md; the code is written here):
 //!
-//! - 16 blocks per iteration at every width: 8 ymm or 4 zmm registers of counter blocks in
-//!   flight (Zen 3 issues two ymm VAESENC a cycle with latency 4, so 8 registers keep both
-//!   units busy), and the GHASH of 16 blocks, one vector step (3 VPCLMULQDQ, Karatsuba) after
+//! - 16 blocks per iteration (32 for zmm on AMD, [`nb`]): 8 ymm or 4 zmm registers of counter
+//!   blocks in flight (Zen 3 issues two ymm VAESENC a cycle with latency 4, so 8 registers keep
+//!   both units busy), and the GHASH of 16 blocks, one vector step (3 VPCLMULQDQ, Karatsuba) after
 //!   each of the last AES rounds (the extra AES-192/256 rounds run first, without GHASH).
 //!   Products are summed unreduced lane-wise against the key powers H^16..H^1, the lanes are
 //!   XORed together, and one reduction (2 PCLMULQDQ) is paid per 16 blocks. On Zen 3
@@ -29,12 +29,13 @@
 //!     VAESENC + 4 VPCLMULQDQ zmm run in 14 cycles, 10 alone in 10), while XOR, VPTERNLOGQ,
 //!     VPSHUFD and VPADDD ride free on the other two; so every multiply saved is a cycle:
 //!     Karatsuba (3 multiplies a register, the halves-XOR and fix-up on the free pipes), the
-//!     reduction at full width as above, the GHASH steps after rounds 3 to 6, and encryption
-//!     hashes the previous batch from the registers the AES rounds left it in (`regs`) rather
-//!     than loading it back. 16 KiB seal on the Zen 4 guest, alternated runs, AES-128 / -256:
-//!     the Intel tuning 10.8 / 9.2 GB/s, ciphertext in registers 11.5 / 9.8, Karatsuba with
-//!     the GHASH after the last rounds 12.2 / 10.7, after rounds 3-6 12.7 / 10.8 (open 11.9 /
-//!     10.3 -> 12.2 / 10.6).
+//!     reduction at full width as above, and encryption hashes the previous batch from the
+//!     registers the AES rounds left it in rather than loading it back. 16 KiB seal on the
+//!     Zen 4 guest, alternated runs, AES-128 / -256: the Intel tuning 10.8 / 9.2 GB/s,
+//!     ciphertext in registers 11.5 / 9.8, Karatsuba with the GHASH after the last rounds
+//!     12.2 / 10.7, after rounds 3-6 12.7 / 10.8 (open 11.9 / 10.3 -> 12.2 / 10.6). Since
+//!     session 16 the batch is 32 blocks (8 registers, [`nb`]) and its loop is assembly
+//!     ([`super::gcm_zmm`]): 16 KiB 12.8 -> 13.1 / 10.6 -> 11.1, 1 MiB +3.5%.
 //! - The GHASH state is XORed into block 0 only (lane 0 of the first vector).
 //! - Counters (inc32): the counter block is byte-reversed once, so its inc32 word is the low
 //!   32-bit word of each 128-bit lane; VPADDD adds the block index (wrapping mod 2^32: exactly
@@ -61,35 +62,26 @@ use crate::backend::aesni::Keys;
 use crate::backend::clmul::{self, Prod};
 use crate::backend::ghash_soft::mul_x;
 
-/// Blocks per iteration (and key powers kept), at every width.
-pub(crate) const BATCH: usize = 16;
-/// Registers per iteration at the narrowest width (ymm).
+/// Key powers kept: the most blocks of any batch (zmm on AMD, [`nb`]).
+pub(crate) const BATCH: usize = 32;
+/// Registers per iteration, at most (8 ymm, or 8 zmm on AMD).
 const MAXV: usize = 8;
-/// Registers of a batch at zmm width, the only one that keeps a batch in registers (`regs`).
-const ZV: usize = BATCH / 4;
-/// Registers of counter blocks per iteration (at most `MAXV`).
-const GV: usize = 8;
+/// Registers of a batch kept for the next one to hash (`regs`: zmm on AMD, 8 registers).
+const ZV: usize = 8;
 
-/// Blocks per iteration at the width of `V`: `GV` registers, at most `BATCH`.
-#[inline(always)]
-const fn nb<V: Vector>() -> usize {
-    if GV * V::BLOCKS < BATCH {
-        GV * V::BLOCKS
-    } else {
-        BATCH
-    }
-}
-/// Whether encryption hashes each batch's ciphertext from the registers the AES rounds left it
-/// in (zmm on AMD) rather than reading it back from the output (ymm, whose 16 registers hold
-/// no second batch, and zmm on Intel, measured there before this existed).
+/// Blocks per iteration: 32 (8 registers) at zmm width on AMD, 16 otherwise (8 ymm registers,
+/// or 4 zmm on Intel).
 ///
-/// Zen 4 (`SB` false at zmm): 16 KiB seal 10.8 -> 11.5 GB/s (AES-128) and 9.2 -> 9.8 (AES-256)
-/// against reading back, whose 64-byte loads follow the 64-byte stores of the iteration before.
+/// Zen 4 (session 16): with 4 zmm registers of counter blocks in flight, a batch ran about 73
+/// cycles where its 40 VAESENC and 14 VPCLMULQDQ take 54 slots of the two pipes they share: 4
+/// chains of dependent rounds leave the scheduler nothing to put in a slot a multiply delays.
+/// 8 registers (32 blocks, 26 multiplies with one reduction) give it twice the independent
+/// work. A C model of the loop (`scripts/gcm-batch-mix.c`) runs 8 registers 1.12-1.20x faster
+/// than 4; the kernel gained 2.5-7% (the README's session 16).
 #[inline(always)]
-const fn regs<V: Vector, const SB: bool>() -> bool {
-    V::BYTES == 64 && !SB
+const fn nb<V: Vector, const SB: bool>() -> usize {
+    if V::BYTES == 64 && !SB { 32 } else { 16 }
 }
-
 /// Zero blocks after the powers, so a partial zmm register of powers stays inside the table.
 const PAD: usize = 4;
 
@@ -124,12 +116,22 @@ impl Drop for Key {
 }
 
 impl Key {
-    /// The powers and the Karatsuba halves (20 entries of 16 bytes each), for the assembly loop.
+    /// The powers H^16..H^1 and their Karatsuba halves (16 entries of 16 bytes each, then the
+    /// zero padding), for the ymm assembly loop's 16-block batches.
     pub(super) fn tables(&self) -> (*const u8, *const u8) {
+        (
+            self.pow[BATCH - 16..].as_ptr().cast(),
+            self.kara[BATCH - 16..].as_ptr().cast(),
+        )
+    }
+
+    /// The powers H^32..H^1 and their Karatsuba halves (32 entries, then the zero padding),
+    /// for the zmm assembly loop's 32-block batches.
+    pub(super) fn tables32(&self) -> (*const u8, *const u8) {
         (self.pow.as_ptr().cast(), self.kara.as_ptr().cast())
     }
 
-    /// The powers H^16..H^1 as stored (tests: no register may keep one).
+    /// The powers H^32..H^1 as stored (tests: no register may keep one).
     #[cfg(test)]
     pub(crate) fn powers(&self) -> [[u8; 16]; BATCH] {
         self.pow[..BATCH].try_into().unwrap()
@@ -295,15 +297,6 @@ const fn hash_slot<const SB: bool>(r: usize, nv: usize, nr: usize) -> Option<usi
             k += 1;
         }
         None
-    } else if nv == 4 {
-        // zmm on AMD: after rounds 3 to 6 (session 11, Zen 4, 16 KiB AES-128 seal: 12.2 GB/s
-        // after the last four rounds, 12.7-12.8 after rounds 2-5 to 5-8, 12.3 after 7-9 and
-        // the last; AES-256 level at every placement; open +1%).
-        if r >= 3 && r < 3 + nv {
-            Some(r - 3)
-        } else {
-            None
-        }
     } else if r + nv >= nr {
         Some(r + nv - nr)
     } else {
@@ -325,10 +318,10 @@ unsafe fn batch<V: Vector, const NR: usize, const HASH: bool, const SB: bool>(
     out: *mut u8,
     bs: V,
 ) -> (__m128i, [V; ZV]) {
-    let nv = nb::<V>() / V::BLOCKS;
-    let j0 = BATCH - nb::<V>();
+    let nv = nb::<V, SB>() / V::BLOCKS;
+    let j0 = BATCH - nb::<V, SB>();
     // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `hash` and `out` point to
-    // `nb::<V>()` whole blocks each (the caller's batch).
+    // `nb::<V, SB>()` whole blocks each (the caller's batch).
     unsafe {
         let k0 = V::round_key(&rk.enc[0]);
         let mut x = [V::zero(); MAXV];
@@ -346,17 +339,6 @@ unsafe fn batch<V: Vector, const NR: usize, const HASH: bool, const SB: bool>(
                 if HASH && let Some(i) = hash_slot::<SB>($r, nv, NR) {
                     let d = hash.reg(i);
                     hash_vec::<V, SB>(&mut a, k, j0 + V::BLOCKS * i, d, bs, (i == 0).then_some(s));
-                }
-                // Decryption on AMD zmm: an empty `asm!` after each round keeps the rounds and
-                // GHASH steps in the order written. IMPLEMENTATION NOTE (issue 11): without it
-                // LLVM's scheduler hoisted every GHASH step's byte shuffles and multiplies to
-                // the top of the batch, ahead of all AES rounds. Zen 4, `gcm_speed`, 16 KiB,
-                // six runs alternated, best: open AES-128 12.22 -> 12.71 GB/s, AES-256 10.54
-                // -> 10.59. For encryption (GHASH from registers) the same barrier measured
-                // 12.80 -> 12.63 / 10.76 -> 10.82, so encryption is left to the scheduler.
-                if HASH && V::BYTES == 64 && !SB && matches!(hash, Src::Mem(_)) {
-                    // SAFETY: an empty assembly statement: no instruction, register or memory.
-                    core::arch::asm!("", options(nomem, nostack, preserves_flags));
                 }
             };
         }
@@ -393,7 +375,7 @@ unsafe fn batch<V: Vector, const NR: usize, const HASH: bool, const SB: bool>(
             x[i] = V::aesenclast(x[i], d);
             V::store(p, x[i]);
         }
-        (s, [x[0], x[1], x[2], x[3]])
+        (s, x)
     }
 }
 
@@ -436,18 +418,25 @@ unsafe fn batches<V: Vector, const NR: usize, const SB: bool>(
     n: usize,
     bs: V,
 ) -> (V, __m128i) {
-    let w = 16 * nb::<V>();
+    let w = 16 * nb::<V, SB>();
     // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `hash` and `out` cover `n`
     // batches, `hash` equal to `out` or one batch behind it. On the ymm branch `V` is
     // `__m256i` (same size, checked), so the transmutes are identities, and a 16-block batch
     // is 8 registers (`nb` is 16).
     unsafe {
-        if V::BYTES == 32 && nb::<V>() == 16 {
+        if V::BYTES == 32 && nb::<V, SB>() == 16 {
             let c256: __m256i = core::mem::transmute_copy(&c);
             let (c256, s) = super::gcm_ymm::batches(rk, NR, k, c256, s, hash, out, n);
             return (core::mem::transmute_copy(&c256), s);
         }
-        let inc = step::<V>(nb::<V>());
+        if V::BYTES == 64 && nb::<V, SB>() == 32 {
+            // Open only: seal calls `gcm_zmm::seal_batches` (ciphertext kept in registers).
+            debug_assert_eq!(hash, out.cast_const());
+            let c512: __m512i = core::mem::transmute_copy(&c);
+            let (c512, s) = super::gcm_zmm::open_batches(rk, NR, k, c512, s, out, n);
+            return (core::mem::transmute_copy(&c512), s);
+        }
+        let inc = step::<V>(nb::<V, SB>());
         for i in 0..n {
             let h = Src::Mem(hash.add(w * i));
             s = batch::<V, NR, true, SB>(rk, k, c, s, h, out.add(w * i), bs).0;
@@ -468,8 +457,8 @@ unsafe fn hash_batch<V: Vector, const SB: bool>(
     // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; `Src::Mem` points to 16 whole blocks.
     unsafe {
         let mut a = acc_zero::<V>();
-        let j0 = BATCH - nb::<V>();
-        for i in 0..nb::<V>() / V::BLOCKS {
+        let j0 = BATCH - nb::<V, SB>();
+        for i in 0..nb::<V, SB>() / V::BLOCKS {
             let d = data.reg(i);
             hash_vec::<V, SB>(&mut a, k, j0 + V::BLOCKS * i, d, bs, (i == 0).then_some(s));
         }
@@ -486,7 +475,7 @@ unsafe fn hash_tail<V: Vector, const SB: bool, const N: usize>(
     bs: V,
 ) -> __m128i {
     let m = buf.len() / 16;
-    debug_assert!(m < nb::<V>() && m.div_ceil(V::BLOCKS) == N);
+    debug_assert!(m < nb::<V, SB>() && m.div_ceil(V::BLOCKS) == N);
     // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; loads stay in `buf` (`load_at`).
     unsafe {
         let mut a = acc_zero::<V>();
@@ -569,7 +558,7 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool>(
     // whole blocks of `buf` (`full` of them).
     unsafe {
         let (bs, mut c) = setup::<V>(ctr);
-        let n = nb::<V>();
+        let n = nb::<V, SB>();
         let inc = step::<V>(n);
         let mut s = clmul::u128_to_m(*acc);
         let full = buf.len() / (16 * n);
@@ -579,18 +568,33 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool>(
             // Prologue: batch 0 encrypted, nothing to hash yet.
             let (_, mut y) = batch::<V, NR, false, SB>(rk, k, c, s, Src::Mem(p), p, bs);
             c = V::add32(c, inc);
-            if regs::<V, SB>() {
-                // Each batch hashes the previous one's ciphertext as it left the AES rounds.
-                for i in 1..full {
-                    let out = p.add(16 * n * i);
-                    (s, y) = batch::<V, NR, true, SB>(rk, k, c, s, Src::Regs(y), out, bs);
-                    c = V::add32(c, inc);
+            if V::BYTES == 64 && n == 32 {
+                // zmm on AMD: the assembly loop hashes each batch from the registers the
+                // iteration before left it in, and returns the last batch's.
+                if full > 1 {
+                    let c512: __m512i = core::mem::transmute_copy(&c);
+                    let y512: [__m512i; ZV] = core::mem::transmute_copy(&y);
+                    let (c512, s2, y2) = super::gcm_zmm::seal_batches(
+                        rk,
+                        NR,
+                        k,
+                        c512,
+                        s,
+                        y512,
+                        p.add(512),
+                        full - 1,
+                    );
+                    (c, s, y) = (
+                        core::mem::transmute_copy(&c512),
+                        s2,
+                        core::mem::transmute_copy(&y2),
+                    );
                 }
             } else if full > 1 {
                 (c, s) = batches::<V, NR, SB>(rk, k, c, s, p, p.add(16 * n), full - 1, bs);
             }
-            // Epilogue: hash the last batch.
-            let last = if regs::<V, SB>() {
+            // Epilogue: hash the last batch (zmm: from the registers it was computed in).
+            let last = if V::BYTES == 64 && n == 32 {
                 Src::Regs(y)
             } else {
                 Src::Mem(p.add(16 * n * (full - 1)))
@@ -618,7 +622,7 @@ pub(crate) unsafe fn open<V: Vector, const NR: usize, const SB: bool>(
     // SAFETY: as in `seal`.
     unsafe {
         let (bs, mut c) = setup::<V>(ctr);
-        let n = nb::<V>();
+        let n = nb::<V, SB>();
         let mut s = clmul::u128_to_m(*acc);
         let full = buf.len() / (16 * n);
         let (body, rest) = buf.split_at_mut(16 * n * full);
@@ -642,7 +646,7 @@ pub(crate) unsafe fn ghash<V: Vector, const SB: bool>(k: &Key, acc: &mut u128, d
     unsafe {
         let bs = V::splat(clmul::bswap_mask());
         let mut s = clmul::u128_to_m(*acc);
-        let mut chunks = data.chunks_exact(16 * nb::<V>());
+        let mut chunks = data.chunks_exact(16 * nb::<V, SB>());
         for c in &mut chunks {
             s = hash_batch::<V, SB>(k, s, Src::Mem(c.as_ptr()), bs);
         }
@@ -665,7 +669,7 @@ pub(crate) unsafe fn ghash<V: Vector, const SB: bool>(k: &Key, acc: &mut u128, d
 #[cfg(test)]
 mod tests {
     //! Both instantiations called directly against the `soft` backend with the software GHASH
-    //! (`generic_gcm`): every block count up to three 16-block batches plus every tail, every
+    //! (`generic_gcm`): every block count up to five 32-block batches and one block, every
     //! key size, counters whose inc32 word wraps inside a register, inside a batch and at a
     //! batch boundary, a state carried in, and calls split at every block (a stream whose
     //! updates cut batches). The zmm tests run only where AVX-512 exists and say so when they
@@ -686,14 +690,18 @@ mod tests {
     }
 
     /// Low counter words: no wrap, wrap after block 0 (inside register 0), after block 1, after
-    /// block 15 (last of batch 0), after block 16 (batch boundary), inside batch 2.
-    const LOWS: [u32; 6] = [
+    /// block 15 (last of a 16-block batch 0), at block 16 (a 16-block batch boundary, inside
+    /// a 32-block batch), inside 16-block batch 2, at block 32 (a 32-block batch boundary),
+    /// inside 32-block batch 1 (block 59, its register 6).
+    const LOWS: [u32; 8] = [
         1,
         0xffff_ffff,
         0xffff_fffe,
         0xffff_fff1,
         0xffff_fff0,
         0xffff_ffdd,
+        0xffff_ffe0,
+        0xffff_ffc5,
     ];
 
     fn check(name: &str, seal: Fused, open: Fused, ghash: Hash) {
@@ -707,7 +715,8 @@ mod tests {
             let hw = crate::backend::aesni::expand(&key);
             let mut k = Key::ZERO;
             k.fill(&h);
-            // Up to 5 batches + 1 block: the assembly loop (ymm) runs 1..=4 iterations.
+            // Up to 5 batches + 1 block: the assembly loops run 1..=4 iterations (ymm: 16
+            // blocks an iteration, up to 10; zmm on AMD: 32).
             for blocks in 0..=(5 * BATCH + 1) {
                 let src = data(16 * blocks, blocks as u8);
                 for low in LOWS {
@@ -728,7 +737,7 @@ mod tests {
                         assert_eq!(x, y, "{at}");
                         assert_eq!(ax, ay, "{at}: GHASH state");
                         // Split into two calls at a few points (a stream cutting batches).
-                        for cut in [1, 2, 3, 7, 15, 16, 17, 31, 33] {
+                        for cut in [1, 2, 3, 7, 15, 16, 17, 31, 32, 33, 63, 65] {
                             if cut >= blocks {
                                 continue;
                             }
