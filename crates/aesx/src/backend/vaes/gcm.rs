@@ -66,7 +66,8 @@ use crate::backend::ghash_soft::mul_x;
 pub(crate) const BATCH: usize = 32;
 /// Registers per iteration, at most (8 ymm, or 8 zmm on AMD).
 const MAXV: usize = 8;
-/// Registers of a batch kept for the next one to hash (`regs`: zmm on AMD, 8 registers).
+/// Registers of a batch's output that [`batch`] returns (all of a zmm batch on AMD, which seal
+/// hashes from them next).
 const ZV: usize = 8;
 
 /// Blocks per iteration: 32 (8 registers) at zmm width on AMD, 16 otherwise (8 ymm registers,
@@ -82,6 +83,7 @@ const ZV: usize = 8;
 const fn nb<V: Vector, const SB: bool>() -> usize {
     if V::BYTES == 64 && !SB { 32 } else { 16 }
 }
+
 /// Zero blocks after the powers, so a partial zmm register of powers stays inside the table.
 const PAD: usize = 4;
 
@@ -484,7 +486,7 @@ unsafe fn hash_batch<V: Vector, const SB: bool>(
     data: Src<V>,
     bs: V,
 ) -> __m128i {
-    // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; `Src::Mem` points to 16 whole blocks.
+    // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; `Src::Mem` points to a whole batch.
     unsafe {
         let mut a = acc_zero::<V>();
         let j0 = BATCH - nb::<V, SB>();
@@ -745,8 +747,9 @@ mod tests {
             let hw = crate::backend::aesni::expand(&key);
             let mut k = Key::ZERO;
             k.fill(&h);
-            // Up to 5 batches + 1 block: the assembly loops run 1..=4 iterations (ymm: 16
-            // blocks an iteration, up to 10; zmm on AMD: 32).
+            // Up to 5 * 32 + 1 blocks: the zmm loop on AMD (32 blocks an iteration) runs up to
+            // 4 iterations for seal (after its prologue batch) and 5 for open, the ymm loop
+            // (16) up to 9 and 10.
             for blocks in 0..=(5 * BATCH + 1) {
                 let src = data(16 * blocks, blocks as u8);
                 for low in LOWS {

@@ -57,10 +57,9 @@ use super::gcm::Key;
 use crate::backend::aesni::Keys;
 
 /// Constants, at fixed offsets the assembly uses: the byte-reversal mask (0), the counter
-/// offsets of registers 0..8 (64 + 64 i: `4 i` in the low dword of each lane; the lanes'
-/// own offsets 0..3 are in the counters), the step of
-/// one iteration (576: 32 in each lane) and the reduction constant (640: `x^63 + x^62 + x^57`
-/// in the low qword of each lane).
+/// offsets of registers 0..8 (64 + 64 i: `4 i` in the low dword of each lane; the lanes' own
+/// offsets 0..3 are in the counters), the step of one iteration (576: 32 in each lane) and the
+/// reduction constant (640: `x^63 + x^62 + x^57` in the low qword of each lane).
 #[repr(C, align(64))]
 struct Consts([u32; 176]);
 
