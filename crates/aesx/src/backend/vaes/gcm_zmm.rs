@@ -7,23 +7,23 @@
 //!
 //! ```text
 //! zmm0-7   counter blocks 0-31 (four per register) through the AES rounds
-//! zmm8     the round key of round 0, of the rounds before the GHASH steps and of the last
-//!          (VBROADCASTI32X4 from the schedule each iteration)
+//! zmm8     the round key of rounds 0 and 1, of the rounds after the GHASH steps and of the
+//!          last (VBROADCASTI32X4 from the schedule each iteration)
 //! zmm9-11  GHASH accumulators LO, HI, MI (Karatsuba, lane-wise, unreduced)
 //! zmm12-13 scratch (hashed data, products, reduction)
 //! zmm14    the byte-reversed counters of register 0 (inc32 word in each lane's low dword)
 //! zmm15    the GHASH state (xmm15; the rest of the register is zero)
 //! zmm16-23 seal: the previous batch's ciphertext, hashed from here
-//! zmm24-31 the round keys of the last 8 middle rounds (the GHASH rounds)
+//! zmm24-31 the round keys of rounds 2 to 9 (the GHASH rounds)
 //! ```
 //!
 //! The byte-swap mask, the lane offsets and the reduction constant are memory operands; the
 //! key powers `H^32..H^1` and their Karatsuba halves are VPCLMULQDQ memory operands. Round 0
-//! is an XOR, the middle rounds before the GHASH steps (1 for AES-128, 3 for AES-192, 5 for
-//! AES-256) run in a small loop, then each of the last 8 middle rounds carries one zmm GHASH
-//! step (4 blocks, 3 VPCLMULQDQ), its instructions placed in threes after every second of the
-//! round's 8 VAESENCs; the 32 products are reduced once (2 VPCLMULQDQ, lane-wise) and folded
-//! before the last round, and the data is XORed after it.
+//! is an XOR; each of rounds 2 to 9 carries one zmm GHASH step (4 blocks, 3 VPCLMULQDQ), its
+//! instructions placed in threes after every second of the round's 8 VAESENCs; the 32
+//! products are reduced once (2 VPCLMULQDQ, lane-wise) and folded right after round 9; the
+//! middle rounds after that (2 for AES-192, 4 for AES-256) run in a small loop, and the data
+//! is XORed after the last round.
 //!
 //! Why 32 blocks (session 16, Zen 4): zmm VAESENC and VPCLMULQDQ share the two pipes that run
 //! 512-bit work (each multiply takes one VAESENC's slot, `scripts/avx512-mix.c`), and with 4
@@ -37,8 +37,11 @@
 //! (`aesx bench --backends vaes512 --ops gcm-enc,gcm-dec`, README session 16). The order of
 //! the GHASH instructions inside a round (one after each VAESENC, after every second, all
 //! before or all after the round) and the reduction's place (before or among the last round's
-//! VAESENCLASTs) moved it by 1-2%: kept, a step's instructions after every second VAESENC and
-//! the reduction before the last round.
+//! VAESENCLASTs) moved it by 1-2%: kept, a step's instructions after every second VAESENC. For
+//! AES-192 and -256 the GHASH steps and the reduction first ride rounds 2-9 and the extra
+//! rounds follow, rather than the steps riding the last 8 middle rounds (as in the ymm loop):
+//! `aesx bench`, four alternated runs, AES-256 seal and open +2-4% from 8 KiB, AES-192 +1-2%,
+//! AES-128 the same instructions (0.99-1.01x).
 //!
 //! Seal hashes the previous batch's ciphertext from the registers it was left in (zmm16-23;
 //! read back from the output instead, 64-byte loads of what the iteration before had just
@@ -131,20 +134,20 @@ pub(super) unsafe fn seal_batches(
         mut y7,
     ] = y;
     // SAFETY: the caller guarantees the features and the buffer extent; the round keys read
-    // are `enc[0..=rounds]` (`kend + 128` is `enc[rounds]`), the powers and Karatsuba halves
+    // are `enc[0..=rounds]` (`kend + 128` is `enc[rounds]`, `rk + 32 + 16 j` `enc[2 + j]`), the powers and Karatsuba halves
     // read are entries 0..32 of tables of 36; the constants are 704 bytes of `CONSTS`. The
     // asm uses no stack and clobbers only the registers it names.
     unsafe {
         let kend = base.add(16 * (rounds - 8));
         asm!(
-            "vbroadcasti32x4 zmm24, xmmword ptr [{kend} + 0]",
-            "vbroadcasti32x4 zmm25, xmmword ptr [{kend} + 16]",
-            "vbroadcasti32x4 zmm26, xmmword ptr [{kend} + 32]",
-            "vbroadcasti32x4 zmm27, xmmword ptr [{kend} + 48]",
-            "vbroadcasti32x4 zmm28, xmmword ptr [{kend} + 64]",
-            "vbroadcasti32x4 zmm29, xmmword ptr [{kend} + 80]",
-            "vbroadcasti32x4 zmm30, xmmword ptr [{kend} + 96]",
-            "vbroadcasti32x4 zmm31, xmmword ptr [{kend} + 112]",
+            "vbroadcasti32x4 zmm24, xmmword ptr [{rk} + 32]",
+            "vbroadcasti32x4 zmm25, xmmword ptr [{rk} + 48]",
+            "vbroadcasti32x4 zmm26, xmmword ptr [{rk} + 64]",
+            "vbroadcasti32x4 zmm27, xmmword ptr [{rk} + 80]",
+            "vbroadcasti32x4 zmm28, xmmword ptr [{rk} + 96]",
+            "vbroadcasti32x4 zmm29, xmmword ptr [{rk} + 112]",
+            "vbroadcasti32x4 zmm30, xmmword ptr [{rk} + 128]",
+            "vbroadcasti32x4 zmm31, xmmword ptr [{rk} + 144]",
             "2:",
             "vbroadcasti32x4 zmm8, xmmword ptr [{rk}]",
             "vpaddd zmm0, zmm14, zmmword ptr [{c} + 64]",
@@ -172,11 +175,7 @@ pub(super) unsafe fn seal_batches(
             "vpshufb zmm7, zmm7, zmmword ptr [{c}]",
             "vpxorq zmm7, zmm7, zmm8",
             "vpaddd zmm14, zmm14, zmmword ptr [{c} + 576]",
-            "lea {r}, [{rk} + 16]",
-            "cmp {r}, {kend}",
-            "je 4f",
-            "3:",
-            "vbroadcasti32x4 zmm8, xmmword ptr [{r}]",
+            "vbroadcasti32x4 zmm8, xmmword ptr [{rk} + 16]",
             "vaesenc zmm0, zmm0, zmm8",
             "vaesenc zmm1, zmm1, zmm8",
             "vaesenc zmm2, zmm2, zmm8",
@@ -185,10 +184,6 @@ pub(super) unsafe fn seal_batches(
             "vaesenc zmm5, zmm5, zmm8",
             "vaesenc zmm6, zmm6, zmm8",
             "vaesenc zmm7, zmm7, zmm8",
-            "add {r}, 16",
-            "cmp {r}, {kend}",
-            "jne 3b",
-            "4:",
             "vaesenc zmm0, zmm0, zmm24",
             "vaesenc zmm1, zmm1, zmm24",
             "vpshufb zmm12, zmm16, zmmword ptr [{c}]",
@@ -323,7 +318,6 @@ pub(super) unsafe fn seal_batches(
             "vpxorq zmm11, zmm11, zmm12",
             "vaesenc zmm6, zmm6, zmm31",
             "vaesenc zmm7, zmm7, zmm31",
-            "vbroadcasti32x4 zmm8, xmmword ptr [{kend} + 128]",
             "vpternlogq zmm11, zmm9, zmm10, 0x96",
             "vpclmulqdq zmm12, zmm9, zmmword ptr [{c} + 640], 0x00",
             "vpshufd zmm13, zmm9, 0x4e",
@@ -335,6 +329,24 @@ pub(super) unsafe fn seal_batches(
             "vpxorq ymm10, ymm10, ymm12",
             "vextracti32x4 xmm12, ymm10, 1",
             "vpxor xmm15, xmm10, xmm12",
+            "lea {r}, [{rk} + 32]",
+            "cmp {r}, {kend}",
+            "je 4f",
+            "3:",
+            "vbroadcasti32x4 zmm8, xmmword ptr [{r} + 128]",
+            "vaesenc zmm0, zmm0, zmm8",
+            "vaesenc zmm1, zmm1, zmm8",
+            "vaesenc zmm2, zmm2, zmm8",
+            "vaesenc zmm3, zmm3, zmm8",
+            "vaesenc zmm4, zmm4, zmm8",
+            "vaesenc zmm5, zmm5, zmm8",
+            "vaesenc zmm6, zmm6, zmm8",
+            "vaesenc zmm7, zmm7, zmm8",
+            "add {r}, 16",
+            "cmp {r}, {kend}",
+            "jne 3b",
+            "4:",
+            "vbroadcasti32x4 zmm8, xmmword ptr [{kend} + 128]",
             "vaesenclast zmm0, zmm0, zmm8",
             "vaesenclast zmm1, zmm1, zmm8",
             "vaesenclast zmm2, zmm2, zmm8",
@@ -416,20 +428,20 @@ pub(super) unsafe fn open_batches(
     let mut c = ctr;
     let mut s = _mm512_zextsi128_si512(s);
     // SAFETY: the caller guarantees the features and the buffer extent; the round keys read
-    // are `enc[0..=rounds]` (`kend + 128` is `enc[rounds]`), the powers and Karatsuba halves
+    // are `enc[0..=rounds]` (`kend + 128` is `enc[rounds]`, `rk + 32 + 16 j` `enc[2 + j]`), the powers and Karatsuba halves
     // read are entries 0..32 of tables of 36; the constants are 704 bytes of `CONSTS`. The
     // asm uses no stack and clobbers only the registers it names.
     unsafe {
         let kend = base.add(16 * (rounds - 8));
         asm!(
-            "vbroadcasti32x4 zmm24, xmmword ptr [{kend} + 0]",
-            "vbroadcasti32x4 zmm25, xmmword ptr [{kend} + 16]",
-            "vbroadcasti32x4 zmm26, xmmword ptr [{kend} + 32]",
-            "vbroadcasti32x4 zmm27, xmmword ptr [{kend} + 48]",
-            "vbroadcasti32x4 zmm28, xmmword ptr [{kend} + 64]",
-            "vbroadcasti32x4 zmm29, xmmword ptr [{kend} + 80]",
-            "vbroadcasti32x4 zmm30, xmmword ptr [{kend} + 96]",
-            "vbroadcasti32x4 zmm31, xmmword ptr [{kend} + 112]",
+            "vbroadcasti32x4 zmm24, xmmword ptr [{rk} + 32]",
+            "vbroadcasti32x4 zmm25, xmmword ptr [{rk} + 48]",
+            "vbroadcasti32x4 zmm26, xmmword ptr [{rk} + 64]",
+            "vbroadcasti32x4 zmm27, xmmword ptr [{rk} + 80]",
+            "vbroadcasti32x4 zmm28, xmmword ptr [{rk} + 96]",
+            "vbroadcasti32x4 zmm29, xmmword ptr [{rk} + 112]",
+            "vbroadcasti32x4 zmm30, xmmword ptr [{rk} + 128]",
+            "vbroadcasti32x4 zmm31, xmmword ptr [{rk} + 144]",
             "2:",
             "vbroadcasti32x4 zmm8, xmmword ptr [{rk}]",
             "vpaddd zmm0, zmm14, zmmword ptr [{c} + 64]",
@@ -457,11 +469,7 @@ pub(super) unsafe fn open_batches(
             "vpshufb zmm7, zmm7, zmmword ptr [{c}]",
             "vpxorq zmm7, zmm7, zmm8",
             "vpaddd zmm14, zmm14, zmmword ptr [{c} + 576]",
-            "lea {r}, [{rk} + 16]",
-            "cmp {r}, {kend}",
-            "je 4f",
-            "3:",
-            "vbroadcasti32x4 zmm8, xmmword ptr [{r}]",
+            "vbroadcasti32x4 zmm8, xmmword ptr [{rk} + 16]",
             "vaesenc zmm0, zmm0, zmm8",
             "vaesenc zmm1, zmm1, zmm8",
             "vaesenc zmm2, zmm2, zmm8",
@@ -470,10 +478,6 @@ pub(super) unsafe fn open_batches(
             "vaesenc zmm5, zmm5, zmm8",
             "vaesenc zmm6, zmm6, zmm8",
             "vaesenc zmm7, zmm7, zmm8",
-            "add {r}, 16",
-            "cmp {r}, {kend}",
-            "jne 3b",
-            "4:",
             "vaesenc zmm0, zmm0, zmm24",
             "vaesenc zmm1, zmm1, zmm24",
             "vmovdqu64 zmm12, zmmword ptr [{out} + 0]",
@@ -616,7 +620,6 @@ pub(super) unsafe fn open_batches(
             "vaesenc zmm6, zmm6, zmm31",
             "vaesenc zmm7, zmm7, zmm31",
             "vpxorq zmm11, zmm11, zmm12",
-            "vbroadcasti32x4 zmm8, xmmword ptr [{kend} + 128]",
             "vpternlogq zmm11, zmm9, zmm10, 0x96",
             "vpclmulqdq zmm12, zmm9, zmmword ptr [{c} + 640], 0x00",
             "vpshufd zmm13, zmm9, 0x4e",
@@ -628,6 +631,24 @@ pub(super) unsafe fn open_batches(
             "vpxorq ymm10, ymm10, ymm12",
             "vextracti32x4 xmm12, ymm10, 1",
             "vpxor xmm15, xmm10, xmm12",
+            "lea {r}, [{rk} + 32]",
+            "cmp {r}, {kend}",
+            "je 4f",
+            "3:",
+            "vbroadcasti32x4 zmm8, xmmword ptr [{r} + 128]",
+            "vaesenc zmm0, zmm0, zmm8",
+            "vaesenc zmm1, zmm1, zmm8",
+            "vaesenc zmm2, zmm2, zmm8",
+            "vaesenc zmm3, zmm3, zmm8",
+            "vaesenc zmm4, zmm4, zmm8",
+            "vaesenc zmm5, zmm5, zmm8",
+            "vaesenc zmm6, zmm6, zmm8",
+            "vaesenc zmm7, zmm7, zmm8",
+            "add {r}, 16",
+            "cmp {r}, {kend}",
+            "jne 3b",
+            "4:",
+            "vbroadcasti32x4 zmm8, xmmword ptr [{kend} + 128]",
             "vaesenclast zmm0, zmm0, zmm8",
             "vaesenclast zmm1, zmm1, zmm8",
             "vaesenclast zmm2, zmm2, zmm8",
