@@ -70,8 +70,8 @@ const MAXV: usize = 8;
 /// hashes from them next).
 const ZV: usize = 8;
 
-/// Blocks per iteration: 32 (8 registers) at zmm width on AMD, 16 otherwise (8 ymm registers,
-/// or 4 zmm on Intel).
+/// Blocks per iteration: 32 (8 registers) at zmm width on AMD with `W` (messages of
+/// [`WIDE_MIN`] bytes or more), 16 otherwise (8 ymm registers, or 4 zmm).
 ///
 /// Zen 4 (session 16): with 4 zmm registers of counter blocks in flight, a batch ran about 73
 /// cycles where its 40 VAESENC and 14 VPCLMULQDQ take 54 slots of the two pipes they share: 4
@@ -80,8 +80,8 @@ const ZV: usize = 8;
 /// work. A C model of the loop (`scripts/gcm-batch-mix.c`) runs 8 registers 1.12-1.20x faster
 /// than 4; the kernel gained 2.5-7% (the README's session 16).
 #[inline(always)]
-const fn nb<V: Vector, const SB: bool>() -> usize {
-    if V::BYTES == 64 && !SB { 32 } else { 16 }
+const fn nb<V: Vector, const SB: bool, const W: bool>() -> usize {
+    if V::BYTES == 64 && !SB && W { 32 } else { 16 }
 }
 
 /// Zero blocks after the powers, so a partial zmm register of powers stays inside the table.
@@ -316,8 +316,9 @@ unsafe fn ctr_vec<V: Vector>(c: V, i: usize, bs: V) -> V {
 /// the rounds instead, registers 1, 2, 3 early and register 0 (which takes the previous
 /// batch's state) after the last middle round, so the multiplies and XORs on the two vector
 /// ports Intel has for 512-bit work are spread between the AES rounds rather than bunched at
-/// the end; at zmm width without `SB` (AMD) one after each of rounds 3 to 6, so that the
-/// reduction is done well before the batch's last rounds.
+/// the end; at zmm width without `SB` (AMD, 16-block batches: messages under [`WIDE_MIN`])
+/// one after each of rounds 3 to 6, so that the reduction is done well before the batch's
+/// last rounds. (The ymm loop and the 32-block zmm loop on AMD are assembly.)
 #[inline(always)]
 const fn hash_slot<const SB: bool>(r: usize, nv: usize, nr: usize) -> Option<usize> {
     if SB && nv > 1 {
@@ -329,6 +330,15 @@ const fn hash_slot<const SB: bool>(r: usize, nv: usize, nr: usize) -> Option<usi
             k += 1;
         }
         None
+    } else if nv == 4 {
+        // zmm on AMD, 16-block batches: after rounds 3 to 6 (session 11, Zen 4, 16 KiB AES-128
+        // seal: 12.2 GB/s after the last four rounds, 12.7-12.8 after rounds 2-5 to 5-8, 12.3
+        // after 7-9 and the last; AES-256 level at every placement; open +1%).
+        if r >= 3 && r < 3 + nv {
+            Some(r - 3)
+        } else {
+            None
+        }
     } else if r + nv >= nr {
         Some(r + nv - nr)
     } else {
@@ -341,7 +351,7 @@ const fn hash_slot<const SB: bool>(r: usize, nv: usize, nr: usize) -> Option<usi
 /// output registers (the first `ZV`: all of a zmm batch, which encryption on AMD hashes next).
 /// `hash` may be `Src::Mem(out)` (decryption): every load of it precedes the stores.
 #[inline(always)]
-unsafe fn batch<V: Vector, const NR: usize, const HASH: bool, const SB: bool>(
+unsafe fn batch<V: Vector, const NR: usize, const HASH: bool, const SB: bool, const W: bool>(
     rk: &Keys,
     k: &Key,
     c: V,
@@ -350,10 +360,10 @@ unsafe fn batch<V: Vector, const NR: usize, const HASH: bool, const SB: bool>(
     out: *mut u8,
     bs: V,
 ) -> (__m128i, [V; ZV]) {
-    let nv = nb::<V, SB>() / V::BLOCKS;
-    let j0 = BATCH - nb::<V, SB>();
+    let nv = nb::<V, SB, W>() / V::BLOCKS;
+    let j0 = BATCH - nb::<V, SB, W>();
     // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `hash` and `out` point to
-    // `nb::<V, SB>()` whole blocks each (the caller's batch).
+    // `nb::<V, SB, W>()` whole blocks each (the caller's batch).
     unsafe {
         let k0 = V::round_key(&rk.enc[0]);
         let mut x = [V::zero(); MAXV];
@@ -371,6 +381,17 @@ unsafe fn batch<V: Vector, const NR: usize, const HASH: bool, const SB: bool>(
                 if HASH && let Some(i) = hash_slot::<SB>($r, nv, NR) {
                     let d = hash.reg(i);
                     hash_vec::<V, SB>(&mut a, k, j0 + V::BLOCKS * i, d, bs, (i == 0).then_some(s));
+                }
+                // Decryption on AMD zmm: an empty `asm!` after each round keeps the rounds and
+                // GHASH steps in the order written. IMPLEMENTATION NOTE (issue 11): without it
+                // LLVM's scheduler hoisted every GHASH step's byte shuffles and multiplies to
+                // the top of the batch, ahead of all AES rounds. Zen 4, `gcm_speed`, 16 KiB,
+                // six runs alternated, best: open AES-128 12.22 -> 12.71 GB/s, AES-256 10.54
+                // -> 10.59. For encryption (GHASH from registers) the same barrier measured
+                // 12.80 -> 12.63 / 10.76 -> 10.82, so encryption is left to the scheduler.
+                if HASH && V::BYTES == 64 && !SB && matches!(hash, Src::Mem(_)) {
+                    // SAFETY: an empty assembly statement: no instruction, register or memory.
+                    core::arch::asm!("", options(nomem, nostack, preserves_flags));
                 }
             };
         }
@@ -440,7 +461,7 @@ impl<V: Vector> Src<V> {
 /// ([`super::gcm_ymm`]); other widths loop over [`batch`]. Returns the next counters and state.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn batches<V: Vector, const NR: usize, const SB: bool>(
+unsafe fn batches<V: Vector, const NR: usize, const SB: bool, const W: bool>(
     rk: &Keys,
     k: &Key,
     mut c: V,
@@ -450,28 +471,28 @@ unsafe fn batches<V: Vector, const NR: usize, const SB: bool>(
     n: usize,
     bs: V,
 ) -> (V, __m128i) {
-    let w = 16 * nb::<V, SB>();
+    let w = 16 * nb::<V, SB, W>();
     // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `hash` and `out` cover `n`
     // batches, `hash` equal to `out` or one batch behind it. On the ymm branch `V` is
     // `__m256i` (same size, checked), so the transmutes are identities, and a 16-block batch
     // is 8 registers (`nb` is 16).
     unsafe {
-        if V::BYTES == 32 && nb::<V, SB>() == 16 {
+        if V::BYTES == 32 && nb::<V, SB, W>() == 16 {
             let c256: __m256i = core::mem::transmute_copy(&c);
             let (c256, s) = super::gcm_ymm::batches(rk, NR, k, c256, s, hash, out, n);
             return (core::mem::transmute_copy(&c256), s);
         }
-        if V::BYTES == 64 && nb::<V, SB>() == 32 {
+        if V::BYTES == 64 && nb::<V, SB, W>() == 32 {
             // Open only: seal calls `gcm_zmm::seal_batches` (ciphertext kept in registers).
             debug_assert_eq!(hash, out.cast_const());
             let c512: __m512i = core::mem::transmute_copy(&c);
             let (c512, s) = super::gcm_zmm::open_batches(rk, NR, k, c512, s, out, n);
             return (core::mem::transmute_copy(&c512), s);
         }
-        let inc = step::<V>(nb::<V, SB>());
+        let inc = step::<V>(nb::<V, SB, W>());
         for i in 0..n {
             let h = Src::Mem(hash.add(w * i));
-            s = batch::<V, NR, true, SB>(rk, k, c, s, h, out.add(w * i), bs).0;
+            s = batch::<V, NR, true, SB, W>(rk, k, c, s, h, out.add(w * i), bs).0;
             c = V::add32(c, inc);
         }
         (c, s)
@@ -480,7 +501,7 @@ unsafe fn batches<V: Vector, const NR: usize, const SB: bool>(
 
 /// GHASH of one full batch of 16 blocks (no AES), from memory or registers.
 #[inline(always)]
-unsafe fn hash_batch<V: Vector, const SB: bool>(
+unsafe fn hash_batch<V: Vector, const SB: bool, const W: bool>(
     k: &Key,
     s: __m128i,
     data: Src<V>,
@@ -489,8 +510,8 @@ unsafe fn hash_batch<V: Vector, const SB: bool>(
     // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; `Src::Mem` points to a whole batch.
     unsafe {
         let mut a = acc_zero::<V>();
-        let j0 = BATCH - nb::<V, SB>();
-        for i in 0..nb::<V, SB>() / V::BLOCKS {
+        let j0 = BATCH - nb::<V, SB, W>();
+        for i in 0..nb::<V, SB, W>() / V::BLOCKS {
             let d = data.reg(i);
             hash_vec::<V, SB>(&mut a, k, j0 + V::BLOCKS * i, d, bs, (i == 0).then_some(s));
         }
@@ -500,14 +521,14 @@ unsafe fn hash_batch<V: Vector, const SB: bool>(
 
 /// GHASH of `buf` (1..15 whole blocks) in `N` registers, the last possibly partial.
 #[inline(always)]
-unsafe fn hash_tail<V: Vector, const SB: bool, const N: usize>(
+unsafe fn hash_tail<V: Vector, const SB: bool, const W: bool, const N: usize>(
     k: &Key,
     s: __m128i,
     buf: &[u8],
     bs: V,
 ) -> __m128i {
     let m = buf.len() / 16;
-    debug_assert!(m < nb::<V, SB>() && m.div_ceil(V::BLOCKS) == N);
+    debug_assert!(m < nb::<V, SB, W>() && m.div_ceil(V::BLOCKS) == N);
     // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; loads stay in `buf` (`load_at`).
     unsafe {
         let mut a = acc_zero::<V>();
@@ -528,7 +549,7 @@ unsafe fn hash_tail<V: Vector, const SB: bool, const N: usize>(
 
 /// The tail of a seal or open: 1..15 whole blocks in `N` registers; one reduction.
 #[inline(always)]
-unsafe fn tail<V: Vector, const NR: usize, const SB: bool, const N: usize>(
+unsafe fn tail<V: Vector, const NR: usize, const SB: bool, const W: bool, const N: usize>(
     rk: &Keys,
     k: &Key,
     c: V,
@@ -540,7 +561,7 @@ unsafe fn tail<V: Vector, const NR: usize, const SB: bool, const N: usize>(
     // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; accesses stay in `buf`.
     unsafe {
         if !seal {
-            *s = hash_tail::<V, SB, N>(k, *s, buf, bs);
+            *s = hash_tail::<V, SB, W, N>(k, *s, buf, bs);
         }
         let k0 = V::round_key(&rk.enc[0]);
         let mut x = [V::zero(); N];
@@ -558,7 +579,7 @@ unsafe fn tail<V: Vector, const NR: usize, const SB: bool, const N: usize>(
             store_at::<V, true>(buf, i, N, V::aesenclast(x[i], d));
         }
         if seal {
-            *s = hash_tail::<V, SB, N>(k, *s, buf, bs);
+            *s = hash_tail::<V, SB, W, N>(k, *s, buf, bs);
         }
     }
 }
@@ -576,9 +597,47 @@ unsafe fn setup<V: Vector>(ctr: &[u8; 16]) -> (V, V) {
     }
 }
 
-/// Encrypts whole blocks with CTR32 from `ctr`, then hashes the ciphertext into `acc`.
+/// Messages (bytes) from which `vaes512` on AMD runs 32-block batches ([`nb`]); shorter
+/// ones run the 16-block AMD kernel of session 11 (4 zmm registers, ciphertext hashed from
+/// registers), which fuses more of them (in its own function, `zmm::gcm_seal_short_nr`:
+/// inlined into the 32-block kernel's function, their spill slots added up to 1072 B of stack,
+/// past the 768-byte GCM wipe, and `backend::stack_depth` failed): `aesx bench --backends vaes512 --ops gcm-enc,gcm-dec`
+/// on Zen 4, four runs alternated, the 32-block batches alone against the 16-block kernel:
+/// seal 768 B 0.90x, open 512 B 0.90x, 1 KiB 1.01x, 2 KiB 1.02-1.06x.
+pub(crate) const WIDE_MIN: usize = 1024;
+
+/// Encrypts whole blocks with CTR32 from `ctr`, then hashes the ciphertext into `acc`
+/// (`W`: 32-block batches where [`nb`] allows them; `vaes512` on AMD runs shorter messages
+/// with `W` false, see [`WIDE_MIN`]).
 #[inline(always)]
-pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool>(
+pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool, const W: bool>(
+    rk: &Keys,
+    k: &Key,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
+    // SAFETY: forwarded from the caller.
+    unsafe { seal_w::<V, NR, SB, W>(rk, k, ctr, acc, buf) }
+}
+
+/// Hashes whole ciphertext blocks into `acc`, then decrypts them with CTR32 from `ctr` (`W` as
+/// for [`seal`]).
+#[inline(always)]
+pub(crate) unsafe fn open<V: Vector, const NR: usize, const SB: bool, const W: bool>(
+    rk: &Keys,
+    k: &Key,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
+    // SAFETY: forwarded from the caller.
+    unsafe { open_w::<V, NR, SB, W>(rk, k, ctr, acc, buf) }
+}
+
+/// [`seal`] with batches of [`nb`] blocks.
+#[inline(always)]
+unsafe fn seal_w<V: Vector, const NR: usize, const SB: bool, const W: bool>(
     rk: &Keys,
     k: &Key,
     ctr: &[u8; 16],
@@ -590,7 +649,7 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool>(
     // whole blocks of `buf` (`full` of them).
     unsafe {
         let (bs, mut c) = setup::<V>(ctr);
-        let n = nb::<V, SB>();
+        let n = nb::<V, SB, W>();
         let inc = step::<V>(n);
         let mut s = clmul::u128_to_m(*acc);
         let full = buf.len() / (16 * n);
@@ -598,7 +657,7 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool>(
         let p = body.as_mut_ptr();
         if full > 0 {
             // Prologue: batch 0 encrypted, nothing to hash yet.
-            let (_, mut y) = batch::<V, NR, false, SB>(rk, k, c, s, Src::Mem(p), p, bs);
+            let (_, mut y) = batch::<V, NR, false, SB, W>(rk, k, c, s, Src::Mem(p), p, bs);
             c = V::add32(c, inc);
             if V::BYTES == 64 && n == 32 {
                 // zmm on AMD: the assembly loop hashes each batch from the registers the
@@ -622,28 +681,36 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool>(
                         core::mem::transmute_copy(&y2),
                     );
                 }
+            } else if V::BYTES == 64 && !SB {
+                // zmm on AMD, short messages: each batch hashes the previous one's ciphertext
+                // as it left the AES rounds.
+                for i in 1..full {
+                    let out = p.add(16 * n * i);
+                    (s, y) = batch::<V, NR, true, SB, W>(rk, k, c, s, Src::Regs(y), out, bs);
+                    c = V::add32(c, inc);
+                }
             } else if full > 1 {
-                (c, s) = batches::<V, NR, SB>(rk, k, c, s, p, p.add(16 * n), full - 1, bs);
+                (c, s) = batches::<V, NR, SB, W>(rk, k, c, s, p, p.add(16 * n), full - 1, bs);
             }
-            // Epilogue: hash the last batch (zmm: from the registers it was computed in).
-            let last = if V::BYTES == 64 && n == 32 {
+            // Epilogue: hash the last batch (zmm on AMD: from the registers it was computed in).
+            let last = if V::BYTES == 64 && !SB {
                 Src::Regs(y)
             } else {
                 Src::Mem(p.add(16 * n * (full - 1)))
             };
-            s = hash_batch::<V, SB>(k, s, last, bs);
+            s = hash_batch::<V, SB, W>(k, s, last, bs);
         }
         by_count!(
             rest.len().div_ceil(V::BYTES),
-            tail::<V, NR, SB>(rk, k, c, &mut s, rest, true, bs)
+            tail::<V, NR, SB, W>(rk, k, c, &mut s, rest, true, bs)
         );
         *acc = clmul::m_to_u128(s);
     }
 }
 
-/// Hashes whole ciphertext blocks into `acc`, then decrypts them with CTR32 from `ctr`.
+/// [`open`] with batches of [`nb`] blocks.
 #[inline(always)]
-pub(crate) unsafe fn open<V: Vector, const NR: usize, const SB: bool>(
+unsafe fn open_w<V: Vector, const NR: usize, const SB: bool, const W: bool>(
     rk: &Keys,
     k: &Key,
     ctr: &[u8; 16],
@@ -654,17 +721,17 @@ pub(crate) unsafe fn open<V: Vector, const NR: usize, const SB: bool>(
     // SAFETY: as in `seal`.
     unsafe {
         let (bs, mut c) = setup::<V>(ctr);
-        let n = nb::<V, SB>();
+        let n = nb::<V, SB, W>();
         let mut s = clmul::u128_to_m(*acc);
         let full = buf.len() / (16 * n);
         let (body, rest) = buf.split_at_mut(16 * n * full);
         let p = body.as_mut_ptr();
         if full > 0 {
-            (c, s) = batches::<V, NR, SB>(rk, k, c, s, p, p, full, bs);
+            (c, s) = batches::<V, NR, SB, W>(rk, k, c, s, p, p, full, bs);
         }
         by_count!(
             rest.len().div_ceil(V::BYTES),
-            tail::<V, NR, SB>(rk, k, c, &mut s, rest, false, bs)
+            tail::<V, NR, SB, W>(rk, k, c, &mut s, rest, false, bs)
         );
         *acc = clmul::m_to_u128(s);
     }
@@ -673,26 +740,27 @@ pub(crate) unsafe fn open<V: Vector, const NR: usize, const SB: bool>(
 /// `acc <- GHASH update over data` (whole blocks).
 #[inline(always)]
 pub(crate) unsafe fn ghash<V: Vector, const SB: bool>(k: &Key, acc: &mut u128, data: &[u8]) {
+    const W: bool = true;
     debug_assert!(data.len().is_multiple_of(16));
     // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; every access stays in `data`.
     unsafe {
         let bs = V::splat(clmul::bswap_mask());
         let mut s = clmul::u128_to_m(*acc);
-        let mut chunks = data.chunks_exact(16 * nb::<V, SB>());
+        let mut chunks = data.chunks_exact(16 * nb::<V, SB, W>());
         for c in &mut chunks {
-            s = hash_batch::<V, SB>(k, s, Src::Mem(c.as_ptr()), bs);
+            s = hash_batch::<V, SB, W>(k, s, Src::Mem(c.as_ptr()), bs);
         }
         let rest = chunks.remainder();
         s = match rest.len().div_ceil(V::BYTES) {
             0 => s,
-            1 => hash_tail::<V, SB, 1>(k, s, rest, bs),
-            2 => hash_tail::<V, SB, 2>(k, s, rest, bs),
-            3 => hash_tail::<V, SB, 3>(k, s, rest, bs),
-            4 => hash_tail::<V, SB, 4>(k, s, rest, bs),
-            5 => hash_tail::<V, SB, 5>(k, s, rest, bs),
-            6 => hash_tail::<V, SB, 6>(k, s, rest, bs),
-            7 => hash_tail::<V, SB, 7>(k, s, rest, bs),
-            _ => hash_tail::<V, SB, 8>(k, s, rest, bs),
+            1 => hash_tail::<V, SB, W, 1>(k, s, rest, bs),
+            2 => hash_tail::<V, SB, W, 2>(k, s, rest, bs),
+            3 => hash_tail::<V, SB, W, 3>(k, s, rest, bs),
+            4 => hash_tail::<V, SB, W, 4>(k, s, rest, bs),
+            5 => hash_tail::<V, SB, W, 5>(k, s, rest, bs),
+            6 => hash_tail::<V, SB, W, 6>(k, s, rest, bs),
+            7 => hash_tail::<V, SB, W, 7>(k, s, rest, bs),
+            _ => hash_tail::<V, SB, W, 8>(k, s, rest, bs),
         };
         *acc = clmul::m_to_u128(s);
     }

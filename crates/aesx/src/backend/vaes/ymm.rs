@@ -267,7 +267,7 @@ fn gcm_seal_nr<const NR: usize>(
     buf: &mut [u8],
 ) {
     // SAFETY: the target features above.
-    unsafe { gcm::seal::<__m256i, NR, false>(k, h, ctr, acc, buf) }
+    unsafe { gcm::seal::<__m256i, NR, false, true>(k, h, ctr, acc, buf) }
 }
 #[target_feature(enable = "avx2,vaes,vpclmulqdq,aes,pclmulqdq,sse4.2")]
 fn gcm_open_nr<const NR: usize>(
@@ -278,7 +278,7 @@ fn gcm_open_nr<const NR: usize>(
     buf: &mut [u8],
 ) {
     // SAFETY: the target features above.
-    unsafe { gcm::open::<__m256i, NR, false>(k, h, ctr, acc, buf) }
+    unsafe { gcm::open::<__m256i, NR, false, true>(k, h, ctr, acc, buf) }
 }
 #[target_feature(enable = "avx2,vaes,vpclmulqdq,aes,pclmulqdq,sse4.2")]
 fn ghash_inner(h: &gcm::Key, acc: &mut u128, data: &[u8]) {

@@ -218,7 +218,32 @@ fn gcm_seal_nr<const NR: usize, const SB: bool>(
     buf: &mut [u8],
 ) {
     // SAFETY: the target features above.
-    unsafe { gcm::seal::<__m512i, NR, SB>(k, h, ctr, acc, buf) }
+    unsafe { gcm::seal::<__m512i, NR, SB, true>(k, h, ctr, acc, buf) }
+}
+/// [`gcm_seal_nr`] with 16-block batches: AMD, messages under [`gcm::WIDE_MIN`] bytes (its own
+/// function, so that its stack frame is not added to the 32-block kernel's).
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
+fn gcm_seal_short_nr<const NR: usize, const SB: bool>(
+    k: &Keys,
+    h: &gcm::Key,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
+    // SAFETY: the target features above.
+    unsafe { gcm::seal::<__m512i, NR, SB, false>(k, h, ctr, acc, buf) }
+}
+/// [`gcm_open_nr`] with 16-block batches (as [`gcm_seal_short_nr`]).
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
+fn gcm_open_short_nr<const NR: usize, const SB: bool>(
+    k: &Keys,
+    h: &gcm::Key,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
+    // SAFETY: the target features above.
+    unsafe { gcm::open::<__m512i, NR, SB, false>(k, h, ctr, acc, buf) }
 }
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
 fn gcm_open_nr<const NR: usize, const SB: bool>(
@@ -229,7 +254,7 @@ fn gcm_open_nr<const NR: usize, const SB: bool>(
     buf: &mut [u8],
 ) {
     // SAFETY: the target features above.
-    unsafe { gcm::open::<__m512i, NR, SB>(k, h, ctr, acc, buf) }
+    unsafe { gcm::open::<__m512i, NR, SB, true>(k, h, ctr, acc, buf) }
 }
 #[cfg(test)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
@@ -272,7 +297,13 @@ pub(crate) unsafe fn gcm_seal(
     buf: &mut [u8],
 ) {
     // SAFETY: the caller checked the features.
-    unsafe { by_nr_vendor!(k.rounds, gcm_seal_nr(k, h, ctr, acc, buf)) }
+    unsafe {
+        if crate::cpu::amd_like() && buf.len() < gcm::WIDE_MIN {
+            by_nr_tuned!(k.rounds, false, gcm_seal_short_nr(k, h, ctr, acc, buf))
+        } else {
+            by_nr_vendor!(k.rounds, gcm_seal_nr(k, h, ctr, acc, buf))
+        }
+    }
 }
 /// GHASH of the ciphertext fused with its CTR32 decryption, whole blocks.
 ///
@@ -286,7 +317,13 @@ pub(crate) unsafe fn gcm_open(
     buf: &mut [u8],
 ) {
     // SAFETY: the caller checked the features.
-    unsafe { by_nr_vendor!(k.rounds, gcm_open_nr(k, h, ctr, acc, buf)) }
+    unsafe {
+        if crate::cpu::amd_like() && buf.len() < gcm::WIDE_MIN {
+            by_nr_tuned!(k.rounds, false, gcm_open_short_nr(k, h, ctr, acc, buf))
+        } else {
+            by_nr_vendor!(k.rounds, gcm_open_nr(k, h, ctr, acc, buf))
+        }
+    }
 }
 
 /// [`gcm_seal`] / [`gcm_open`] with the tuning chosen by the caller, so that the tests run both
@@ -305,7 +342,13 @@ pub(crate) mod tuned {
         b: &mut [u8],
     ) {
         // SAFETY: the caller checked the features.
-        unsafe { by_nr_tuned!(k.rounds, SB, gcm_seal_nr(k, h, c, a, b)) }
+        unsafe {
+            if !SB && b.len() < gcm::WIDE_MIN {
+                by_nr_tuned!(k.rounds, SB, gcm_seal_short_nr(k, h, c, a, b))
+            } else {
+                by_nr_tuned!(k.rounds, SB, gcm_seal_nr(k, h, c, a, b))
+            }
+        }
     }
     /// # Safety
     /// As for [`gcm_seal`].
@@ -317,7 +360,13 @@ pub(crate) mod tuned {
         b: &mut [u8],
     ) {
         // SAFETY: the caller checked the features.
-        unsafe { by_nr_tuned!(k.rounds, SB, gcm_open_nr(k, h, c, a, b)) }
+        unsafe {
+            if !SB && b.len() < gcm::WIDE_MIN {
+                by_nr_tuned!(k.rounds, SB, gcm_open_short_nr(k, h, c, a, b))
+            } else {
+                by_nr_tuned!(k.rounds, SB, gcm_open_nr(k, h, c, a, b))
+            }
+        }
     }
     /// GHASH only, whole blocks.
     ///
