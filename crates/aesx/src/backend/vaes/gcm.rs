@@ -601,8 +601,9 @@ unsafe fn setup<V: Vector>(ctr: &[u8; 16]) -> (V, V) {
 /// ones run the 16-block AMD kernel of session 11 (4 zmm registers, ciphertext hashed from
 /// registers), which fuses more of them (in its own function, `zmm::gcm_seal_short_nr`:
 /// inlined into the 32-block kernel's function, their spill slots added up to 1072 B of stack,
-/// past the 768-byte GCM wipe, and `backend::stack_depth` failed): `aesx bench --backends vaes512 --ops gcm-enc,gcm-dec`
-/// on Zen 4, four runs alternated, the 32-block batches alone against the 16-block kernel:
+/// past the 768-byte GCM wipe, and `backend::stack_depth` failed): `aesx bench --backends
+/// vaes512 --ops gcm-enc,gcm-dec` on Zen 4, four runs alternated, the 32-block batches alone
+/// against the 16-block kernel:
 /// seal 768 B 0.90x, open 512 B 0.90x, 1 KiB 1.01x, 2 KiB 1.02-1.06x.
 pub(crate) const WIDE_MIN: usize = 1024;
 
@@ -611,33 +612,6 @@ pub(crate) const WIDE_MIN: usize = 1024;
 /// with `W` false, see [`WIDE_MIN`]).
 #[inline(always)]
 pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool, const W: bool>(
-    rk: &Keys,
-    k: &Key,
-    ctr: &[u8; 16],
-    acc: &mut u128,
-    buf: &mut [u8],
-) {
-    // SAFETY: forwarded from the caller.
-    unsafe { seal_w::<V, NR, SB, W>(rk, k, ctr, acc, buf) }
-}
-
-/// Hashes whole ciphertext blocks into `acc`, then decrypts them with CTR32 from `ctr` (`W` as
-/// for [`seal`]).
-#[inline(always)]
-pub(crate) unsafe fn open<V: Vector, const NR: usize, const SB: bool, const W: bool>(
-    rk: &Keys,
-    k: &Key,
-    ctr: &[u8; 16],
-    acc: &mut u128,
-    buf: &mut [u8],
-) {
-    // SAFETY: forwarded from the caller.
-    unsafe { open_w::<V, NR, SB, W>(rk, k, ctr, acc, buf) }
-}
-
-/// [`seal`] with batches of [`nb`] blocks.
-#[inline(always)]
-unsafe fn seal_w<V: Vector, const NR: usize, const SB: bool, const W: bool>(
     rk: &Keys,
     k: &Key,
     ctr: &[u8; 16],
@@ -708,9 +682,10 @@ unsafe fn seal_w<V: Vector, const NR: usize, const SB: bool, const W: bool>(
     }
 }
 
-/// [`open`] with batches of [`nb`] blocks.
+/// Hashes whole ciphertext blocks into `acc`, then decrypts them with CTR32 from `ctr` (`W` as
+/// for [`seal`]).
 #[inline(always)]
-unsafe fn open_w<V: Vector, const NR: usize, const SB: bool, const W: bool>(
+pub(crate) unsafe fn open<V: Vector, const NR: usize, const SB: bool, const W: bool>(
     rk: &Keys,
     k: &Key,
     ctr: &[u8; 16],
