@@ -719,7 +719,9 @@ impl GhashKey {
             }
             #[cfg(target_arch = "x86_64")]
             GhashKey::Vclmul(k) => {
-                k.fill(&h);
+                // H^32..H^17 only for the kernel that reads them: the 32-block batches of
+                // `vaes512` on AMD (`vaes::zmm::gcm_seal`).
+                k.fill(&h, backend == Backend::Vaes512 && crate::cpu::amd_like());
                 aesni::wipe_stack();
             }
         }
@@ -1451,7 +1453,7 @@ mod tests {
                 round_keys.push(r1);
                 let gk = GhashKey::new(bk, keys);
                 if let GhashKey::Vclmul(v) = &gk {
-                    round_keys.extend_from_slice(&v.powers());
+                    round_keys.extend_from_slice(v.powers());
                 }
                 for blocks in [
                     1, 2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 17, 21, 24, 35, 100, 384, 400,

@@ -92,12 +92,18 @@ const PAD: usize = 4;
 /// one access), `kara[j]` = the XOR of the two halves of `pow[j]` in both halves (Karatsuba's
 /// middle operand), zero padding after both. POLYVAL form with the `x^128` factor, as in
 /// [`clmul`]. `xmm` is the xmm kernel's key for the same H (short messages, short AAD).
-/// Zeroized on drop.
+/// `H^32..H^17` (the first 16 entries) are computed only for keys that the 32-block batches
+/// may use (`wide`); otherwise those entries stay zero. Zeroized on drop.
 #[repr(C, align(64))]
 pub(crate) struct Key {
     pow: [[u8; 16]; BATCH + PAD],
     kara: [[u8; 16]; BATCH + PAD],
     pub(crate) xmm: clmul::Key,
+    /// 1 if `pow` and `kara` hold `H^32..H^17` too ([`Key::wide`]). A `u8`, not a `bool`: a
+    /// `bool` gives `GhashKey` a niche for its tag, and the all-zero `GhashKey::Vclmul` it is
+    /// built from was then copied from a constant instead of stored as zeros (`AesGcm::new` +
+    /// drop 20 ns slower on Zen 4).
+    wide: u8,
 }
 
 impl Drop for Key {
@@ -128,15 +134,26 @@ impl Key {
     }
 
     /// The powers H^32..H^1 and their Karatsuba halves (32 entries, then the zero padding),
-    /// for the zmm assembly loop's 32-block batches.
+    /// for the zmm assembly loop's 32-block batches: a [`Key::wide`] key only.
     pub(super) fn tables32(&self) -> (*const u8, *const u8) {
+        debug_assert!(self.wide());
         (self.pow.as_ptr().cast(), self.kara.as_ptr().cast())
     }
 
-    /// The powers H^32..H^1 as stored (tests: no register may keep one).
+    /// Whether the key holds `H^32..H^17` too, for the 32-block batches ([`nb`]).
+    #[inline]
+    pub(crate) fn wide(&self) -> bool {
+        self.wide != 0
+    }
+
+    /// The powers computed, as stored (tests: no register may keep one).
     #[cfg(test)]
-    pub(crate) fn powers(&self) -> [[u8; 16]; BATCH] {
-        self.pow[..BATCH].try_into().unwrap()
+    pub(crate) fn powers(&self) -> &[[u8; 16]] {
+        if self.wide() {
+            &self.pow[..BATCH]
+        } else {
+            &self.pow[BATCH - 16..BATCH]
+        }
     }
 
     /// An all-zero key, for [`Key::fill`].
@@ -144,26 +161,31 @@ impl Key {
         pow: [[0; 16]; BATCH + PAD],
         kara: [[0; 16]; BATCH + PAD],
         xmm: clmul::Key::ZERO,
+        wide: 0,
     };
 
-    /// Computes the powers of `h` into this key, in place.
-    pub(crate) fn fill(&mut self, h: &[u8; 16]) {
+    /// Computes the powers of `h` into this key, in place: `H^16..H^1`, and `H^32..H^17` as
+    /// well if `wide` (a key for the AMD `vaes512` kernel, the only one that reads them).
+    pub(crate) fn fill(&mut self, h: &[u8; 16], wide: bool) {
         self.xmm.fill(h);
+        self.wide = wide.into();
         // SAFETY: a `Key` is built only where PCLMULQDQ, SSE4.2, AVX2 and VPCLMULQDQ are present
         // (`GhashKey::empty` checks `clmul::available()`, VPCLMULQDQ and a VAES backend).
-        unsafe { powers(h, self) };
+        unsafe { powers(h, self, wide) };
     }
 }
 
-/// Fills `k` with `H^1..H^32`: the first 16 by xmm products at depth 4, the other 16 as `H^16`
-/// times each of them, two to a ymm register (8 independent products, not a chain).
+/// Fills `k` with `H^1..H^16`, and `H^17..H^32` if `wide`: the first 16 by xmm products at
+/// depth 4, the other 16 as `H^16` times each of them, two to a ymm register (8 independent
+/// products, not a chain).
 ///
 /// IMPLEMENTATION NOTE (session 16): computed like the first 16, one xmm product each, the 16
 /// powers the 32-block zmm loop added made `AesGcm::new` + drop about 100 ns slower on Zen 4
 /// (235-247 -> 338-350 ns); two to a register, 294-302 (the rest is storing and, at drop,
-/// zeroing 32 more entries of 16 bytes).
+/// zeroing 32 more entries of 16 bytes). Session 17: only keys that the AMD zmm loop may use
+/// get them (`wide`); on `vaes256` and on Intel's `vaes512` the key costs what it did before.
 #[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.2")]
-fn powers(h: &[u8; 16], k: &mut Key) {
+fn powers(h: &[u8; 16], k: &mut Key, wide: bool) {
     const LOW: usize = 16;
     let mut p = [_mm_setzero_si128(); BATCH];
     p[0] = clmul::u128_to_m(mul_x(u128::from_be_bytes(*h)));
@@ -172,8 +194,28 @@ fn powers(h: &[u8; 16], k: &mut Key) {
         let a = (i + 1).div_ceil(2);
         p[i] = clmul::dot(p[a - 1], p[i - a]);
     }
-    // H^(16+i) = H^16 * H^i, lane-wise: schoolbook products, then the reduction of `reduce`
-    // for each lane (no fold).
+    if wide {
+        wide_powers(&mut p);
+    }
+    // All 32 either way (zeros if not `wide`): a loop of constant length is unrolled, and as
+    // long as the 16 products (`AesGcm::new` + drop was 20 ns slower with `p[..n]`).
+    for (i, &v) in p.iter().enumerate() {
+        clmul::st(&mut k.pow[BATCH - 1 - i], v);
+        let q = _mm_xor_si128(v, _mm_shuffle_epi32::<0x4e>(v));
+        clmul::st(&mut k.kara[BATCH - 1 - i], q);
+    }
+    for v in p.iter_mut() {
+        // SAFETY: `v` is a valid, aligned, exclusively borrowed `__m128i`.
+        unsafe { core::ptr::write_volatile(v, _mm_setzero_si128()) };
+    }
+}
+
+/// `p[16 + i] = H^16 * p[i]` for `i < 16` (`p[i] = H^(i+1)`), two products to a ymm register:
+/// lane-wise schoolbook products, then the reduction of `reduce` for each lane (no fold).
+#[inline]
+#[target_feature(enable = "avx2,vpclmulqdq,pclmulqdq,sse4.2")]
+fn wide_powers(p: &mut [__m128i; BATCH]) {
+    const LOW: usize = 16;
     // SAFETY: AVX2 and VPCLMULQDQ (this function's features) run `__m256i`.
     unsafe {
         let b = <__m256i as Vector>::splat(p[LOW - 1]);
@@ -193,15 +235,6 @@ fn powers(h: &[u8; 16], k: &mut Key) {
             p[LOW + 2 * j] = _mm256_castsi256_si128(v);
             p[LOW + 2 * j + 1] = _mm256_extracti128_si256::<1>(v);
         }
-    }
-    for (i, &v) in p.iter().enumerate() {
-        clmul::st(&mut k.pow[BATCH - 1 - i], v);
-        let q = _mm_xor_si128(v, _mm_shuffle_epi32::<0x4e>(v));
-        clmul::st(&mut k.kara[BATCH - 1 - i], q);
-    }
-    for v in p.iter_mut() {
-        // SAFETY: `v` is a valid, aligned, exclusively borrowed `__m128i`.
-        unsafe { core::ptr::write_volatile(v, _mm_setzero_si128()) };
     }
 }
 
@@ -712,10 +745,22 @@ pub(crate) unsafe fn open<V: Vector, const NR: usize, const SB: bool, const W: b
     }
 }
 
-/// `acc <- GHASH update over data` (whole blocks).
+/// `acc <- GHASH update over data` (whole blocks), in the widest batches the key allows.
 #[inline(always)]
 pub(crate) unsafe fn ghash<V: Vector, const SB: bool>(k: &Key, acc: &mut u128, data: &[u8]) {
-    const W: bool = true;
+    // SAFETY: the caller's.
+    unsafe {
+        if k.wide() {
+            ghash_w::<V, SB, true>(k, acc, data)
+        } else {
+            ghash_w::<V, SB, false>(k, acc, data)
+        }
+    }
+}
+
+/// [`ghash`] with `W` (32-block batches where [`nb`] says so; the key must be wide then).
+#[inline(always)]
+unsafe fn ghash_w<V: Vector, const SB: bool, const W: bool>(k: &Key, acc: &mut u128, data: &[u8]) {
     debug_assert!(data.len().is_multiple_of(16));
     // SAFETY: the caller's CPU runs `V` and VPCLMULQDQ; every access stays in `data`.
     unsafe {
@@ -788,54 +833,61 @@ mod tests {
             encrypt_blocks(sb, sk, &mut h);
             let soft_gk = GhashKey::soft_from_h(&h);
             let hw = crate::backend::aesni::expand(&key);
-            let mut k = Key::ZERO;
-            k.fill(&h);
-            // Up to 5 * 32 + 1 blocks: the zmm loop on AMD (32 blocks an iteration) runs up to
-            // 4 iterations for seal (after its prologue batch) and 5 for open, the ymm loop
-            // (16) up to 9 and 10.
-            for blocks in 0..=(5 * BATCH + 1) {
-                let src = data(16 * blocks, blocks as u8);
-                for low in LOWS {
-                    let mut ctr: [u8; 16] = data(16, 5).try_into().unwrap();
-                    ctr[12..].copy_from_slice(&low.to_be_bytes());
-                    let acc0 = u128::from_le_bytes(data(16, low as u8).try_into().unwrap());
-                    for (what, f, seal_mode) in [("seal", seal, true), ("open", open, false)] {
-                        let (mut x, mut y) = (src.clone(), src.clone());
+            // Keys with H^32..H^17 and without (every kernel must run right with the second,
+            // the AMD zmm one by its 16-block batches).
+            for wide in [true, false] {
+                let mut k = Key::ZERO;
+                k.fill(&h, wide);
+                // Up to 5 * 32 + 1 blocks: the zmm loop on AMD (32 blocks an iteration) runs up to
+                // 4 iterations for seal (after its prologue batch) and 5 for open, the ymm loop
+                // (16) up to 9 and 10.
+                for blocks in 0..=(5 * BATCH + 1) {
+                    let src = data(16 * blocks, blocks as u8);
+                    for low in LOWS {
+                        let mut ctr: [u8; 16] = data(16, 5).try_into().unwrap();
+                        ctr[12..].copy_from_slice(&low.to_be_bytes());
+                        let acc0 = u128::from_le_bytes(data(16, low as u8).try_into().unwrap());
+                        for (what, f, seal_mode) in [("seal", seal, true), ("open", open, false)] {
+                            let (mut x, mut y) = (src.clone(), src.clone());
+                            let (mut ax, mut ay) = (acc0, acc0);
+                            // SAFETY: `check` runs only where the CPU has the width's features.
+                            unsafe { f(&hw, &k, &ctr, &mut ax, &mut x) };
+                            if seal_mode {
+                                generic_gcm::<true>(sb, sk, &soft_gk, &ctr, &mut ay, &mut y);
+                            } else {
+                                generic_gcm::<false>(sb, sk, &soft_gk, &ctr, &mut ay, &mut y);
+                            }
+                            let at = format!(
+                                "{name} {what} key={kl} wide={wide} blocks={blocks} low={low:x}"
+                            );
+                            assert_eq!(x, y, "{at}");
+                            assert_eq!(ax, ay, "{at}: GHASH state");
+                            // Split into two calls at a few points (a stream cutting batches).
+                            for cut in [1, 2, 3, 7, 15, 16, 17, 31, 32, 33, 63, 65] {
+                                if cut >= blocks {
+                                    continue;
+                                }
+                                let mut z = src.clone();
+                                let mut az = acc0;
+                                let (a, b) = z.split_at_mut(16 * cut);
+                                let mut c2 = ctr;
+                                c2[12..]
+                                    .copy_from_slice(&low.wrapping_add(cut as u32).to_be_bytes());
+                                // SAFETY: as above.
+                                unsafe {
+                                    f(&hw, &k, &ctr, &mut az, a);
+                                    f(&hw, &k, &c2, &mut az, b);
+                                }
+                                assert_eq!(z, y, "{at} cut={cut}");
+                                assert_eq!(az, ay, "{at} cut={cut}: GHASH state");
+                            }
+                        }
                         let (mut ax, mut ay) = (acc0, acc0);
-                        // SAFETY: `check` runs only where the CPU has the width's features.
-                        unsafe { f(&hw, &k, &ctr, &mut ax, &mut x) };
-                        if seal_mode {
-                            generic_gcm::<true>(sb, sk, &soft_gk, &ctr, &mut ay, &mut y);
-                        } else {
-                            generic_gcm::<false>(sb, sk, &soft_gk, &ctr, &mut ay, &mut y);
-                        }
-                        let at = format!("{name} {what} key={kl} blocks={blocks} low={low:x}");
-                        assert_eq!(x, y, "{at}");
-                        assert_eq!(ax, ay, "{at}: GHASH state");
-                        // Split into two calls at a few points (a stream cutting batches).
-                        for cut in [1, 2, 3, 7, 15, 16, 17, 31, 32, 33, 63, 65] {
-                            if cut >= blocks {
-                                continue;
-                            }
-                            let mut z = src.clone();
-                            let mut az = acc0;
-                            let (a, b) = z.split_at_mut(16 * cut);
-                            let mut c2 = ctr;
-                            c2[12..].copy_from_slice(&low.wrapping_add(cut as u32).to_be_bytes());
-                            // SAFETY: as above.
-                            unsafe {
-                                f(&hw, &k, &ctr, &mut az, a);
-                                f(&hw, &k, &c2, &mut az, b);
-                            }
-                            assert_eq!(z, y, "{at} cut={cut}");
-                            assert_eq!(az, ay, "{at} cut={cut}: GHASH state");
-                        }
+                        // SAFETY: as above.
+                        unsafe { ghash(&k, &mut ax, &src) };
+                        soft_ghash(&soft_gk, &mut ay, &src);
+                        assert_eq!(ax, ay, "{name} ghash key={kl} blocks={blocks} low={low:x}");
                     }
-                    let (mut ax, mut ay) = (acc0, acc0);
-                    // SAFETY: as above.
-                    unsafe { ghash(&k, &mut ax, &src) };
-                    soft_ghash(&soft_gk, &mut ay, &src);
-                    assert_eq!(ax, ay, "{name} ghash key={kl} blocks={blocks} low={low:x}");
                 }
             }
         }

@@ -298,7 +298,7 @@ pub(crate) unsafe fn gcm_seal(
 ) {
     // SAFETY: the caller checked the features.
     unsafe {
-        if crate::cpu::amd_like() && buf.len() < gcm::WIDE_MIN {
+        if crate::cpu::amd_like() && (buf.len() < gcm::WIDE_MIN || !h.wide()) {
             by_nr_tuned!(k.rounds, false, gcm_seal_short_nr(k, h, ctr, acc, buf))
         } else {
             by_nr_vendor!(k.rounds, gcm_seal_nr(k, h, ctr, acc, buf))
@@ -318,7 +318,7 @@ pub(crate) unsafe fn gcm_open(
 ) {
     // SAFETY: the caller checked the features.
     unsafe {
-        if crate::cpu::amd_like() && buf.len() < gcm::WIDE_MIN {
+        if crate::cpu::amd_like() && (buf.len() < gcm::WIDE_MIN || !h.wide()) {
             by_nr_tuned!(k.rounds, false, gcm_open_short_nr(k, h, ctr, acc, buf))
         } else {
             by_nr_vendor!(k.rounds, gcm_open_nr(k, h, ctr, acc, buf))
@@ -343,7 +343,7 @@ pub(crate) mod tuned {
     ) {
         // SAFETY: the caller checked the features.
         unsafe {
-            if !SB && b.len() < gcm::WIDE_MIN {
+            if !SB && (b.len() < gcm::WIDE_MIN || !h.wide()) {
                 by_nr_tuned!(k.rounds, SB, gcm_seal_short_nr(k, h, c, a, b))
             } else {
                 by_nr_tuned!(k.rounds, SB, gcm_seal_nr(k, h, c, a, b))
@@ -361,7 +361,7 @@ pub(crate) mod tuned {
     ) {
         // SAFETY: the caller checked the features.
         unsafe {
-            if !SB && b.len() < gcm::WIDE_MIN {
+            if !SB && (b.len() < gcm::WIDE_MIN || !h.wide()) {
                 by_nr_tuned!(k.rounds, SB, gcm_open_short_nr(k, h, c, a, b))
             } else {
                 by_nr_tuned!(k.rounds, SB, gcm_open_nr(k, h, c, a, b))
