@@ -52,6 +52,9 @@
 //! (growing the wipe to 1 KiB costs every small message). Key-whitened slots (no round-0 VPXOR,
 //! but key material in memory) measured 90.9 cycles, no better.
 //!
+//! The loop's text comes from macros ([`batches`]): [`weave`] places the GHASH and reduction
+//! instructions among a round's VAESENCs (one after each) or VAESENCLASTs (two after each).
+//!
 //! Seal hashes the previous batch's ciphertext (`hash = out - 256`), open the batch itself
 //! (`hash = out`: every load of it comes before the stores of the same iteration).
 //!
@@ -93,6 +96,177 @@ const fn consts() -> Consts {
 
 static CONSTS: Consts = consts();
 
+/// `$op` (VAESENC or VAESENCLAST, key in ymm8) over the registers listed with other
+/// instructions woven in: `$n` (1 or 2) of them after each register's round; whatever is left
+/// follows the last.
+macro_rules! weave {
+    ($op:literal, $n:tt; []; $($g:expr),*) => {
+        concat!($($g,)* "")
+    };
+    ($op:literal, 1; [$a:literal $($p:literal)*]; $g1:expr $(, $rest:expr)*) => {
+        concat!(op2!(y, $op, $a, "8"), $g1, weave!($op, 1; [$($p)*]; $($rest),*))
+    };
+    ($op:literal, 2; [$a:literal $($p:literal)*]; $g1:expr, $g2:expr $(, $rest:expr)*) => {
+        concat!(op2!(y, $op, $a, "8"), $g1, $g2, weave!($op, 2; [$($p)*]; $($rest),*))
+    };
+    ($op:literal, $n:tt; [$a:literal $($p:literal)*]; $($g:expr),*) => {
+        concat!(op2!(y, $op, $a, "8"), $($g,)* weave!($op, $n; [$($p)*];))
+    };
+}
+
+/// A middle round (key at `{kend} + $k`) carrying GHASH step `$o / 32` of the batch at
+/// `{hash}`: its two byte-reversed blocks times the powers at byte offset `$o` of the tables,
+/// one instruction after each VAESENC. The first step (`first`) adds the state (ymm15) and
+/// starts the accumulators ymm9-11; the others add to them.
+macro_rules! step {
+    (first, $k:literal, $o:literal) => {
+        concat!(
+            "vbroadcasti128 ymm8, xmmword ptr [{kend} + ", $k, "]\n",
+            weave!("aesenc", 1; ["0" "1" "2" "3" "4" "5" "6" "7"];
+                concat!("vmovdqu ymm12, ymmword ptr [{hash} + ", $o, "]\n"),
+                "vpshufb ymm12, ymm12, ymmword ptr [{c}]\n",
+                "vpxor ymm12, ymm12, ymm15\n",
+                concat!("vpclmulqdq ymm9, ymm12, ymmword ptr [{pow} + ", $o, "], 0x00\n"),
+                concat!("vpclmulqdq ymm10, ymm12, ymmword ptr [{pow} + ", $o, "], 0x11\n"),
+                "vpshufd ymm13, ymm12, 0x4e\n",
+                "vpxor ymm12, ymm12, ymm13\n",
+                concat!("vpclmulqdq ymm11, ymm12, ymmword ptr [{kara} + ", $o, "], 0x00\n"))
+        )
+    };
+    ($k:literal, $o:literal) => {
+        concat!(
+            "vbroadcasti128 ymm8, xmmword ptr [{kend} + ", $k, "]\n",
+            weave!("aesenc", 1; ["0" "1" "2" "3" "4" "5" "6" "7"];
+                concat!("vmovdqu ymm12, ymmword ptr [{hash} + ", $o, "]\n"),
+                "vpshufb ymm12, ymm12, ymmword ptr [{c}]\n",
+                concat!("vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + ", $o, "], 0x00\n"),
+                "vpxor ymm9, ymm9, ymm13\n",
+                concat!("vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + ", $o, "], 0x11\n"),
+                "vpxor ymm10, ymm10, ymm13\n",
+                "vpshufd ymm13, ymm12, 0x4e\n",
+                "vpxor ymm12, ymm12, ymm13\n",
+                concat!("vpclmulqdq ymm12, ymm12, ymmword ptr [{kara} + ", $o, "], 0x00\n"),
+                "vpxor ymm11, ymm11, ymm12\n")
+        )
+    };
+}
+
+/// Counter register `$i` of a batch: the byte-reversed counters of register 0 (ymm14) plus
+/// its offset (`{c} + $o`), byte-swapped and whitened with round key 0 (ymm8).
+macro_rules! ctr_reg {
+    ($i:literal, $o:literal) => {
+        concat!(
+            "vpaddd ymm",
+            $i,
+            ", ymm14, ymmword ptr [{c} + ",
+            $o,
+            "]\n",
+            "vpshufb ymm",
+            $i,
+            ", ymm",
+            $i,
+            ", ymmword ptr [{c}]\n",
+            "vpxor ymm",
+            $i,
+            ", ymm",
+            $i,
+            ", ymm8\n",
+        )
+    };
+}
+
+/// Register `$i`'s keystream XORed into the data at `{out} + $o`.
+macro_rules! xor_out {
+    ($i:literal, $o:literal) => {
+        concat!(
+            "vpxor ymm",
+            $i,
+            ", ymm",
+            $i,
+            ", ymmword ptr [{out} + ",
+            $o,
+            "]\n",
+            "vmovdqu ymmword ptr [{out} + ",
+            $o,
+            "], ymm",
+            $i,
+            "\n",
+        )
+    };
+}
+
+/// The 16-block loop of [`batches`], register use as in the module's table.
+macro_rules! batches {
+    () => {
+        concat!(
+            "2:\n",
+            // Round 0: the counter blocks.
+            "vbroadcasti128 ymm8, xmmword ptr [{rk}]\n",
+            ctr_reg!("0", "32"),
+            ctr_reg!("1", "64"),
+            ctr_reg!("2", "96"),
+            ctr_reg!("3", "128"),
+            ctr_reg!("4", "160"),
+            ctr_reg!("5", "192"),
+            ctr_reg!("6", "224"),
+            ctr_reg!("7", "256"),
+            "vpaddd ymm14, ymm14, ymmword ptr [{c} + 288]\n",
+            // The middle rounds before the last 8 (keys `{rk} + 16` up to `{kend}`).
+            "lea {r}, [{rk} + 16]\n",
+            "cmp {r}, {kend}\n",
+            "je 4f\n",
+            "3:\n",
+            "vbroadcasti128 ymm8, xmmword ptr [{r}]\n",
+            weave!("aesenc", 1; ["0" "1" "2" "3" "4" "5" "6" "7"];),
+            "add {r}, 16\n",
+            "cmp {r}, {kend}\n",
+            "jne 3b\n",
+            "4:\n",
+            // The last 8 middle rounds, one GHASH step each.
+            step!(first, "0", "0"),
+            step!("16", "32"),
+            step!("32", "64"),
+            step!("48", "96"),
+            step!("64", "128"),
+            step!("80", "160"),
+            step!("96", "192"),
+            step!("112", "224"),
+            // The last round with the reduction: the lanes folded, LO and HI into MI
+            // (`x^63 + x^62 + x^57` at `{c} + 320`), MI into HI, the result into the state.
+            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 128]\n",
+            weave!("aesenclast", 2; ["0" "1" "2" "3" "4" "5" "6" "7"];
+                "vextracti128 xmm12, ymm9, 1\n",
+                "vpxor xmm9, xmm9, xmm12\n",
+                "vextracti128 xmm12, ymm10, 1\n",
+                "vpxor xmm10, xmm10, xmm12\n",
+                "vextracti128 xmm12, ymm11, 1\n",
+                "vpxor xmm11, xmm11, xmm12\n",
+                "vpxor xmm11, xmm11, xmm9\n",
+                "vpxor xmm11, xmm11, xmm10\n",
+                "vpclmulqdq xmm12, xmm9, xmmword ptr [{c} + 320], 0x00\n",
+                "vpshufd xmm13, xmm9, 0x4e\n",
+                "vpxor xmm11, xmm11, xmm12\n",
+                "vpxor xmm11, xmm11, xmm13\n",
+                "vpclmulqdq xmm12, xmm11, xmmword ptr [{c} + 320], 0x00\n",
+                "vpshufd xmm13, xmm11, 0x4e\n",
+                "vpxor xmm15, xmm10, xmm12\n",
+                "vpxor xmm15, xmm15, xmm13\n"),
+            xor_out!("0", "0"),
+            xor_out!("1", "32"),
+            xor_out!("2", "64"),
+            xor_out!("3", "96"),
+            xor_out!("4", "128"),
+            xor_out!("5", "160"),
+            xor_out!("6", "192"),
+            xor_out!("7", "224"),
+            "add {out}, 256\n",
+            "add {hash}, 256\n",
+            "dec {n}\n",
+            "jnz 2b\n",
+        )
+    };
+}
+
 /// Runs `n` (>= 1) 16-block iterations: block `16 i + b` of `out` is XORed with the keystream
 /// of counter `ctr + 16 i + b` (`ctr` as the kernel keeps it: byte-reversed counters of
 /// register 0, lanes +0 and +1), and the 16 blocks at `hash + 256 i` are hashed into `s`
@@ -128,246 +302,7 @@ pub(super) unsafe fn batches(
     unsafe {
         let kend = base.add(16 * (rounds - 8));
         asm!(
-            "2:",
-            "vbroadcasti128 ymm8, xmmword ptr [{rk}]",
-            "vpaddd ymm0, ymm14, ymmword ptr [{c} + 32]",
-            "vpshufb ymm0, ymm0, ymmword ptr [{c}]",
-            "vpxor ymm0, ymm0, ymm8",
-            "vpaddd ymm1, ymm14, ymmword ptr [{c} + 64]",
-            "vpshufb ymm1, ymm1, ymmword ptr [{c}]",
-            "vpxor ymm1, ymm1, ymm8",
-            "vpaddd ymm2, ymm14, ymmword ptr [{c} + 96]",
-            "vpshufb ymm2, ymm2, ymmword ptr [{c}]",
-            "vpxor ymm2, ymm2, ymm8",
-            "vpaddd ymm3, ymm14, ymmword ptr [{c} + 128]",
-            "vpshufb ymm3, ymm3, ymmword ptr [{c}]",
-            "vpxor ymm3, ymm3, ymm8",
-            "vpaddd ymm4, ymm14, ymmword ptr [{c} + 160]",
-            "vpshufb ymm4, ymm4, ymmword ptr [{c}]",
-            "vpxor ymm4, ymm4, ymm8",
-            "vpaddd ymm5, ymm14, ymmword ptr [{c} + 192]",
-            "vpshufb ymm5, ymm5, ymmword ptr [{c}]",
-            "vpxor ymm5, ymm5, ymm8",
-            "vpaddd ymm6, ymm14, ymmword ptr [{c} + 224]",
-            "vpshufb ymm6, ymm6, ymmword ptr [{c}]",
-            "vpxor ymm6, ymm6, ymm8",
-            "vpaddd ymm7, ymm14, ymmword ptr [{c} + 256]",
-            "vpshufb ymm7, ymm7, ymmword ptr [{c}]",
-            "vpxor ymm7, ymm7, ymm8",
-            "vpaddd ymm14, ymm14, ymmword ptr [{c} + 288]",
-            "lea {r}, [{rk} + 16]",
-            "cmp {r}, {kend}",
-            "je 4f",
-            "3:",
-            "vbroadcasti128 ymm8, xmmword ptr [{r}]",
-            "vaesenc ymm0, ymm0, ymm8",
-            "vaesenc ymm1, ymm1, ymm8",
-            "vaesenc ymm2, ymm2, ymm8",
-            "vaesenc ymm3, ymm3, ymm8",
-            "vaesenc ymm4, ymm4, ymm8",
-            "vaesenc ymm5, ymm5, ymm8",
-            "vaesenc ymm6, ymm6, ymm8",
-            "vaesenc ymm7, ymm7, ymm8",
-            "add {r}, 16",
-            "cmp {r}, {kend}",
-            "jne 3b",
-            "4:",
-            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 0]",
-            "vaesenc ymm0, ymm0, ymm8",
-            "vmovdqu ymm12, ymmword ptr [{hash} + 0]",
-            "vaesenc ymm1, ymm1, ymm8",
-            "vpshufb ymm12, ymm12, ymmword ptr [{c}]",
-            "vaesenc ymm2, ymm2, ymm8",
-            "vpxor ymm12, ymm12, ymm15",
-            "vaesenc ymm3, ymm3, ymm8",
-            "vpclmulqdq ymm9, ymm12, ymmword ptr [{pow} + 0], 0x00",
-            "vaesenc ymm4, ymm4, ymm8",
-            "vpclmulqdq ymm10, ymm12, ymmword ptr [{pow} + 0], 0x11",
-            "vaesenc ymm5, ymm5, ymm8",
-            "vpshufd ymm13, ymm12, 0x4e",
-            "vaesenc ymm6, ymm6, ymm8",
-            "vpxor ymm12, ymm12, ymm13",
-            "vaesenc ymm7, ymm7, ymm8",
-            "vpclmulqdq ymm11, ymm12, ymmword ptr [{kara} + 0], 0x00",
-            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 16]",
-            "vaesenc ymm0, ymm0, ymm8",
-            "vmovdqu ymm12, ymmword ptr [{hash} + 32]",
-            "vaesenc ymm1, ymm1, ymm8",
-            "vpshufb ymm12, ymm12, ymmword ptr [{c}]",
-            "vaesenc ymm2, ymm2, ymm8",
-            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 32], 0x00",
-            "vaesenc ymm3, ymm3, ymm8",
-            "vpxor ymm9, ymm9, ymm13",
-            "vaesenc ymm4, ymm4, ymm8",
-            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 32], 0x11",
-            "vaesenc ymm5, ymm5, ymm8",
-            "vpxor ymm10, ymm10, ymm13",
-            "vaesenc ymm6, ymm6, ymm8",
-            "vpshufd ymm13, ymm12, 0x4e",
-            "vaesenc ymm7, ymm7, ymm8",
-            "vpxor ymm12, ymm12, ymm13",
-            "vpclmulqdq ymm12, ymm12, ymmword ptr [{kara} + 32], 0x00",
-            "vpxor ymm11, ymm11, ymm12",
-            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 32]",
-            "vaesenc ymm0, ymm0, ymm8",
-            "vmovdqu ymm12, ymmword ptr [{hash} + 64]",
-            "vaesenc ymm1, ymm1, ymm8",
-            "vpshufb ymm12, ymm12, ymmword ptr [{c}]",
-            "vaesenc ymm2, ymm2, ymm8",
-            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 64], 0x00",
-            "vaesenc ymm3, ymm3, ymm8",
-            "vpxor ymm9, ymm9, ymm13",
-            "vaesenc ymm4, ymm4, ymm8",
-            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 64], 0x11",
-            "vaesenc ymm5, ymm5, ymm8",
-            "vpxor ymm10, ymm10, ymm13",
-            "vaesenc ymm6, ymm6, ymm8",
-            "vpshufd ymm13, ymm12, 0x4e",
-            "vaesenc ymm7, ymm7, ymm8",
-            "vpxor ymm12, ymm12, ymm13",
-            "vpclmulqdq ymm12, ymm12, ymmword ptr [{kara} + 64], 0x00",
-            "vpxor ymm11, ymm11, ymm12",
-            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 48]",
-            "vaesenc ymm0, ymm0, ymm8",
-            "vmovdqu ymm12, ymmword ptr [{hash} + 96]",
-            "vaesenc ymm1, ymm1, ymm8",
-            "vpshufb ymm12, ymm12, ymmword ptr [{c}]",
-            "vaesenc ymm2, ymm2, ymm8",
-            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 96], 0x00",
-            "vaesenc ymm3, ymm3, ymm8",
-            "vpxor ymm9, ymm9, ymm13",
-            "vaesenc ymm4, ymm4, ymm8",
-            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 96], 0x11",
-            "vaesenc ymm5, ymm5, ymm8",
-            "vpxor ymm10, ymm10, ymm13",
-            "vaesenc ymm6, ymm6, ymm8",
-            "vpshufd ymm13, ymm12, 0x4e",
-            "vaesenc ymm7, ymm7, ymm8",
-            "vpxor ymm12, ymm12, ymm13",
-            "vpclmulqdq ymm12, ymm12, ymmword ptr [{kara} + 96], 0x00",
-            "vpxor ymm11, ymm11, ymm12",
-            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 64]",
-            "vaesenc ymm0, ymm0, ymm8",
-            "vmovdqu ymm12, ymmword ptr [{hash} + 128]",
-            "vaesenc ymm1, ymm1, ymm8",
-            "vpshufb ymm12, ymm12, ymmword ptr [{c}]",
-            "vaesenc ymm2, ymm2, ymm8",
-            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 128], 0x00",
-            "vaesenc ymm3, ymm3, ymm8",
-            "vpxor ymm9, ymm9, ymm13",
-            "vaesenc ymm4, ymm4, ymm8",
-            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 128], 0x11",
-            "vaesenc ymm5, ymm5, ymm8",
-            "vpxor ymm10, ymm10, ymm13",
-            "vaesenc ymm6, ymm6, ymm8",
-            "vpshufd ymm13, ymm12, 0x4e",
-            "vaesenc ymm7, ymm7, ymm8",
-            "vpxor ymm12, ymm12, ymm13",
-            "vpclmulqdq ymm12, ymm12, ymmword ptr [{kara} + 128], 0x00",
-            "vpxor ymm11, ymm11, ymm12",
-            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 80]",
-            "vaesenc ymm0, ymm0, ymm8",
-            "vmovdqu ymm12, ymmword ptr [{hash} + 160]",
-            "vaesenc ymm1, ymm1, ymm8",
-            "vpshufb ymm12, ymm12, ymmword ptr [{c}]",
-            "vaesenc ymm2, ymm2, ymm8",
-            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 160], 0x00",
-            "vaesenc ymm3, ymm3, ymm8",
-            "vpxor ymm9, ymm9, ymm13",
-            "vaesenc ymm4, ymm4, ymm8",
-            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 160], 0x11",
-            "vaesenc ymm5, ymm5, ymm8",
-            "vpxor ymm10, ymm10, ymm13",
-            "vaesenc ymm6, ymm6, ymm8",
-            "vpshufd ymm13, ymm12, 0x4e",
-            "vaesenc ymm7, ymm7, ymm8",
-            "vpxor ymm12, ymm12, ymm13",
-            "vpclmulqdq ymm12, ymm12, ymmword ptr [{kara} + 160], 0x00",
-            "vpxor ymm11, ymm11, ymm12",
-            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 96]",
-            "vaesenc ymm0, ymm0, ymm8",
-            "vmovdqu ymm12, ymmword ptr [{hash} + 192]",
-            "vaesenc ymm1, ymm1, ymm8",
-            "vpshufb ymm12, ymm12, ymmword ptr [{c}]",
-            "vaesenc ymm2, ymm2, ymm8",
-            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 192], 0x00",
-            "vaesenc ymm3, ymm3, ymm8",
-            "vpxor ymm9, ymm9, ymm13",
-            "vaesenc ymm4, ymm4, ymm8",
-            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 192], 0x11",
-            "vaesenc ymm5, ymm5, ymm8",
-            "vpxor ymm10, ymm10, ymm13",
-            "vaesenc ymm6, ymm6, ymm8",
-            "vpshufd ymm13, ymm12, 0x4e",
-            "vaesenc ymm7, ymm7, ymm8",
-            "vpxor ymm12, ymm12, ymm13",
-            "vpclmulqdq ymm12, ymm12, ymmword ptr [{kara} + 192], 0x00",
-            "vpxor ymm11, ymm11, ymm12",
-            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 112]",
-            "vaesenc ymm0, ymm0, ymm8",
-            "vmovdqu ymm12, ymmword ptr [{hash} + 224]",
-            "vaesenc ymm1, ymm1, ymm8",
-            "vpshufb ymm12, ymm12, ymmword ptr [{c}]",
-            "vaesenc ymm2, ymm2, ymm8",
-            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 224], 0x00",
-            "vaesenc ymm3, ymm3, ymm8",
-            "vpxor ymm9, ymm9, ymm13",
-            "vaesenc ymm4, ymm4, ymm8",
-            "vpclmulqdq ymm13, ymm12, ymmword ptr [{pow} + 224], 0x11",
-            "vaesenc ymm5, ymm5, ymm8",
-            "vpxor ymm10, ymm10, ymm13",
-            "vaesenc ymm6, ymm6, ymm8",
-            "vpshufd ymm13, ymm12, 0x4e",
-            "vaesenc ymm7, ymm7, ymm8",
-            "vpxor ymm12, ymm12, ymm13",
-            "vpclmulqdq ymm12, ymm12, ymmword ptr [{kara} + 224], 0x00",
-            "vpxor ymm11, ymm11, ymm12",
-            "vbroadcasti128 ymm8, xmmword ptr [{kend} + 128]",
-            "vaesenclast ymm0, ymm0, ymm8",
-            "vextracti128 xmm12, ymm9, 1",
-            "vpxor xmm9, xmm9, xmm12",
-            "vaesenclast ymm1, ymm1, ymm8",
-            "vextracti128 xmm12, ymm10, 1",
-            "vpxor xmm10, xmm10, xmm12",
-            "vaesenclast ymm2, ymm2, ymm8",
-            "vextracti128 xmm12, ymm11, 1",
-            "vpxor xmm11, xmm11, xmm12",
-            "vaesenclast ymm3, ymm3, ymm8",
-            "vpxor xmm11, xmm11, xmm9",
-            "vpxor xmm11, xmm11, xmm10",
-            "vaesenclast ymm4, ymm4, ymm8",
-            "vpclmulqdq xmm12, xmm9, xmmword ptr [{c} + 320], 0x00",
-            "vpshufd xmm13, xmm9, 0x4e",
-            "vaesenclast ymm5, ymm5, ymm8",
-            "vpxor xmm11, xmm11, xmm12",
-            "vpxor xmm11, xmm11, xmm13",
-            "vaesenclast ymm6, ymm6, ymm8",
-            "vpclmulqdq xmm12, xmm11, xmmword ptr [{c} + 320], 0x00",
-            "vpshufd xmm13, xmm11, 0x4e",
-            "vaesenclast ymm7, ymm7, ymm8",
-            "vpxor xmm15, xmm10, xmm12",
-            "vpxor xmm15, xmm15, xmm13",
-            "vpxor ymm0, ymm0, ymmword ptr [{out} + 0]",
-            "vmovdqu ymmword ptr [{out} + 0], ymm0",
-            "vpxor ymm1, ymm1, ymmword ptr [{out} + 32]",
-            "vmovdqu ymmword ptr [{out} + 32], ymm1",
-            "vpxor ymm2, ymm2, ymmword ptr [{out} + 64]",
-            "vmovdqu ymmword ptr [{out} + 64], ymm2",
-            "vpxor ymm3, ymm3, ymmword ptr [{out} + 96]",
-            "vmovdqu ymmword ptr [{out} + 96], ymm3",
-            "vpxor ymm4, ymm4, ymmword ptr [{out} + 128]",
-            "vmovdqu ymmword ptr [{out} + 128], ymm4",
-            "vpxor ymm5, ymm5, ymmword ptr [{out} + 160]",
-            "vmovdqu ymmword ptr [{out} + 160], ymm5",
-            "vpxor ymm6, ymm6, ymmword ptr [{out} + 192]",
-            "vmovdqu ymmword ptr [{out} + 192], ymm6",
-            "vpxor ymm7, ymm7, ymmword ptr [{out} + 224]",
-            "vmovdqu ymmword ptr [{out} + 224], ymm7",
-            "add {out}, 256",
-            "add {hash}, 256",
-            "dec {n}",
-            "jnz 2b",
-
+            batches!(),
             rk = in(reg) base,
             kend = in(reg) kend,
             r = out(reg) _,
