@@ -121,3 +121,48 @@ fn b2b_rejects_unequal_lengths_without_writing() {
         }
     }
 }
+
+/// Calls long enough for the first-round-table loop of `vaes512` on AMD (from 6 KiB, 32-block
+/// batches) with every short tail after the batches (0 to 5 blocks, which that backend hands
+/// to its xmm code up to 4) and longer ones, in place and buffer to buffer, against `soft`,
+/// with counters whose low 8, 32, 64 and 128 bits carry in the last batch, at the tail's first
+/// block and inside the tail.
+#[test]
+fn long_calls_with_short_tails() {
+    let batches = 12 * 32;
+    let tails = [0usize, 1, 2, 3, 4, 5, 8, 31];
+    let max = 16 * (batches + 31);
+    let src = data(max, 21);
+    let pattern = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210_u128;
+    let mut ivs = Vec::new();
+    for bits in [8u32, 32, 64, 128] {
+        let low = if bits == 128 {
+            u128::MAX
+        } else {
+            (1u128 << bits) - 1
+        };
+        for d in [batches - 1, batches, batches + 2, batches + 3] {
+            ivs.push(((pattern & !low) | (0u128.wrapping_sub(d as u128) & low)).to_be_bytes());
+        }
+    }
+    for kl in [16usize, 24, 32] {
+        let key = data(kl, 9);
+        let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
+        for iv in &ivs {
+            let mut want = src.clone();
+            soft.ctr_xor_at(iv, 0, &mut want);
+            for b in common::backends() {
+                let aes = Aes::with_backend(&key, b).unwrap();
+                for t in tails {
+                    let len = 16 * (batches + t);
+                    let mut x = src[..len].to_vec();
+                    aes.try_ctr_xor_at(iv, 0, &mut x).unwrap();
+                    assert_eq!(x, want[..len], "{b}: key={kl} iv={iv:02x?} tail={t}");
+                    let mut y = vec![0xa5u8; len];
+                    aes.try_ctr_xor_at_b2b(iv, 0, &src[..len], &mut y).unwrap();
+                    assert_eq!(y, want[..len], "{b} b2b: key={kl} iv={iv:02x?} tail={t}");
+                }
+            }
+        }
+    }
+}

@@ -1522,6 +1522,8 @@ pub(crate) const SMALL_BLOCKS: usize = 12;
 /// compiled kernels and their stack wipe up to 24 blocks on both `aesni` and `vaes256` (Zen 3;
 /// behind on `aesni` at 32).
 const CTR_SMALL_BLOCKS: usize = 24;
+// `vaes512` on AMD gives tails of up to this many blocks to `ctr_small` (`ctr_nostack_raw`).
+const _: () = assert!(super::vaes::ZMM_SMALL_TAIL <= CTR_SMALL_BLOCKS);
 
 /// Most blocks [`decrypt_small`] and [`cbc_decrypt_small`] handle, in chunks of twelve: the
 /// other decryption paths derive and zero the whole decryption schedule per call, which keeps
@@ -1725,10 +1727,12 @@ unsafe fn ctr_nostack_raw(
         match (backend, crate::cpu::amd_like()) {
             (crate::Backend::Aesni, false) => ctr_sel_iterations::<__m128i>(k, c, src, dst, len),
             (crate::Backend::Vaes256, false) => ctr_sel_iterations::<__m256i>(k, c, src, dst, len),
-            // The whole call, its tail included (masked registers).
+            // The whole call, its tail included (masked registers), except a short tail after
+            // the first-round-table loop: `ctr_small` below.
             (crate::Backend::Vaes512, true) => {
-                super::vaes::ctr_zmm_whole(k, c, src, dst, len);
-                len
+                let whole = super::vaes::ctr_zmm_prefix(len);
+                super::vaes::ctr_zmm_whole(k, c, src, dst, whole);
+                whole
             }
             _ => return false,
         }

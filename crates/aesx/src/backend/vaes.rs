@@ -702,6 +702,22 @@ pub(crate) unsafe fn ctr_zmm_whole(rk: &Keys, ctr: u128, src: *const u8, dst: *m
     }
 }
 
+/// The bytes of a `vaes512` (AMD) CTR call of `len` bytes that [`ctr_zmm_whole`] takes: all of
+/// them, except the last few blocks after the whole 32-block batches of a call long enough
+/// for [`ctr_asm::zmm_r1`] (those go to `aesni::ctr_small`).
+#[inline(always)]
+pub(crate) fn ctr_zmm_prefix(len: usize) -> usize {
+    let tail = len % (16 * 32);
+    if len >= ctr_asm::R1_MIN && tail <= 16 * ZMM_SMALL_TAIL {
+        len - tail
+    } else {
+        len
+    }
+}
+
+/// Tail blocks after [`ctr_asm::zmm_r1`]'s batches that go to xmm code.
+pub(crate) const ZMM_SMALL_TAIL: usize = 4;
+
 /// Bytes `done..len` of a [`ctr_b2b`] call through the intrinsic kernel.
 ///
 /// # Safety
