@@ -1431,7 +1431,8 @@ mod tests {
                 }
                 // Round 1 of the zero block, AESENC(k0, k1): what the round-1 table of the
                 // `vaes512` CTR assembly on AMD keeps in a register (`vaes::ctr_asm::zmm_r1`,
-                // from 6 KiB: 384 blocks below, with no tail after it, and 400 with one).
+                // from 6 KiB: 384 blocks below, with no tail after it, 385 and 388 with a tail
+                // on `aesni::ctr_small`, and 400 with one on `zmm_sel`).
                 let mut r1 = [0u8; 16];
                 // SAFETY: AES-NI is available (a hardware backend is); 16-byte loads and
                 // stores.
@@ -1456,7 +1457,7 @@ mod tests {
                     round_keys.extend_from_slice(v.powers());
                 }
                 for blocks in [
-                    1, 2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 17, 21, 24, 35, 100, 384, 400,
+                    1, 2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 17, 21, 24, 35, 100, 384, 385, 388, 400,
                 ] {
                     let mut buf = data(16 * blocks, 5);
                     let mut iv = [9u8; 16];
