@@ -1745,9 +1745,14 @@ unsafe fn ctr_nostack_raw(
             }
             core::slice::from_raw_parts_mut(dst.add(done), len - done)
         };
-        // Under 16 blocks (an iteration is 8 or 16): within `ctr_small`'s 24.
-        let handled = ctr_small(k, c.wrapping_add((done / 16) as u128), rest);
-        debug_assert!(handled);
+        // Under 16 blocks (an iteration is 8 or 16; `vaes512` leaves at most
+        // `ZMM_SMALL_TAIL`): one chunk of `ctr_small`'s 24. In chunks all the same, so that no
+        // length could leave bytes unencrypted if those bounds changed.
+        for (i, chunk) in rest.chunks_mut(16 * CTR_SMALL_BLOCKS).enumerate() {
+            let c = c.wrapping_add((done / 16 + i * CTR_SMALL_BLOCKS) as u128);
+            let handled = ctr_small(k, c, chunk);
+            debug_assert!(handled);
+        }
     }
     true
 }
