@@ -52,7 +52,7 @@
 //! (growing the wipe to 1 KiB costs every small message). Key-whitened slots (no round-0 VPXOR,
 //! but key material in memory) measured 90.9 cycles, no better.
 //!
-//! The loop's text comes from macros ([`batches`]): [`weave`] places the GHASH and reduction
+//! The loop's text comes from macros (`batches!`): `weave!` places the GHASH and reduction
 //! instructions among a round's VAESENCs (one after each) or VAESENCLASTs (two after each).
 //!
 //! Seal hashes the previous batch's ciphertext (`hash = out - 256`), open the batch itself

@@ -43,8 +43,8 @@
 //! `aesx bench`, four alternated runs, AES-256 seal and open +2-4% from 8 KiB, AES-192 +1-2%,
 //! AES-128 the same instructions (0.99-1.01x).
 //!
-//! The loop is written once ([`batches`]) for both directions, from one macro per instruction
-//! group: [`weave`] places a GHASH step's instructions among a round's VAESENCs, and the two
+//! The loop is written once (`batches!`) for both directions, from one macro per instruction
+//! group: `weave!` places a GHASH step's instructions among a round's VAESENCs, and the two
 //! directions differ only in where a step's data comes from and where the output goes.
 //!
 //! Seal hashes the previous batch's ciphertext from the registers it was left in (zmm16-23;
