@@ -1092,6 +1092,12 @@ pub(crate) const R1_MIN: usize = 6144;
 /// on Zen 4 against [`zmm_sel`] (README, "Session 15"): 16 KiB 1.04-1.05x, 64 KiB 1.06-1.09x,
 /// 1 MiB 1.06-1.10x (AES-256 to AES-128).
 ///
+/// Tried and not kept (README, "Session 18"): round 2 from a per-call table too. Column 0 of
+/// the round-1 state depends on bytes 0, 5, 10 and 15 only, so round 2 splits the same way
+/// while bytes 0, 5 and 10 stay fixed (1.05-1.09x faster); they change where the counter
+/// crosses a multiple of 2^40 blocks, and handling that takes either a branch on the counter
+/// (not constant time) or a second table with a per-lane choice (slower than this loop).
+///
 /// # Safety
 /// As [`zmm_sel`].
 #[inline(never)]

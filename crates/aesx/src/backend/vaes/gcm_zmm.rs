@@ -42,6 +42,9 @@
 //! rounds follow, rather than the steps riding the last 8 middle rounds (as in the ymm loop):
 //! `aesx bench`, four alternated runs, AES-256 seal and open +2-4% from 8 KiB, AES-192 +1-2%,
 //! AES-128 the same instructions (0.99-1.01x).
+//! Schoolbook products instead of Karatsuba (4 VPCLMULQDQ and 4 other instructions a step
+//! instead of 3 and 6) ran 0.95-0.96x (session 18): the multiplies' slots bind, not the
+//! XORs and shuffles.
 //!
 //! The loop is written once (`batches!`) for both directions, from one macro per instruction
 //! group: `weave!` places a GHASH step's instructions among a round's VAESENCs, and the two
