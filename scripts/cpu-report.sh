@@ -47,7 +47,8 @@ if [ -z "${AESX:-}" ]; then
   AESX="$root/target/release/aesx"
 fi
 
-echo "# aesx on this CPU: $(date -u +%Y-%m-%d), main at $(git rev-parse --short HEAD)"
+dirty=$(git diff --quiet HEAD -- crates || echo ", with local changes to crates/")
+echo "# aesx on this CPU: $(date -u +%Y-%m-%d), at $(git rev-parse --short HEAD)$dirty"
 echo
 echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')," \
   "family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')" \
