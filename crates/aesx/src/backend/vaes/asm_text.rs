@@ -1,7 +1,8 @@
 //! Pieces of inline-assembly text shared by the hand-written loops ([`super::ctr_asm`],
-//! [`super::cbc_asm`]): one macro per instruction shape, with `x` (legacy SSE on xmm, for the
-//! `aesni` backend, which needs no AVX), `y` (VEX on ymm) or `z` (EVEX on zmm; only the shapes
-//! the zmm selector loop of [`super::ctr_asm`] uses) as the first argument.
+//! [`super::cbc_asm`], [`super::ecb_asm`], [`super::gcm_ymm`], [`super::gcm_zmm`]): one macro
+//! per instruction shape, with `x` (legacy SSE on xmm, for the `aesni` backend, which needs no
+//! AVX), `y` (VEX on ymm) or `z` (EVEX on zmm; only the shapes the zmm loops use) as the first
+//! argument.
 
 /// `dst = dst OP src` on registers (asm text).
 macro_rules! op2 {
@@ -88,6 +89,73 @@ macro_rules! st {
             "], zmm",
             $s,
             "\n"
+        )
+    };
+}
+
+/// Counter register `i` of a GCM batch ([`super::gcm_ymm`], [`super::gcm_zmm`]): the
+/// byte-reversed counters of register 0 (r14) plus register `i`'s offset (at `{c}` + one
+/// register width `* (i + 1)`), byte-swapped (the mask at `{c}`) and whitened with round key 0
+/// (r8).
+macro_rules! gcm_ctr {
+    (y, $i:literal) => {
+        concat!(
+            "vpaddd ymm",
+            $i,
+            ", ymm14, ymmword ptr [{c} + 32 + 32*",
+            $i,
+            "]\n",
+            "vpshufb ymm",
+            $i,
+            ", ymm",
+            $i,
+            ", ymmword ptr [{c}]\n",
+            op2!(y, "pxor", $i, "8"),
+        )
+    };
+    (z, $i:literal) => {
+        concat!(
+            "vpaddd zmm",
+            $i,
+            ", zmm14, zmmword ptr [{c} + 64 + 64*",
+            $i,
+            "]\n",
+            "vpshufb zmm",
+            $i,
+            ", zmm",
+            $i,
+            ", zmmword ptr [{c}]\n",
+            op2!(z, "pxor", $i, "8"),
+        )
+    };
+}
+
+/// Keystream register `s` XORed with register `i` of the GCM batch at `{out}` into register
+/// `d` (`s` itself, or where seal keeps the ciphertext for the next batch's GHASH), stored
+/// back over that data.
+macro_rules! gcm_xor_out {
+    (y, $d:literal, $s:literal, $i:literal) => {
+        concat!(
+            "vpxor ymm",
+            $d,
+            ", ymm",
+            $s,
+            ", ymmword ptr [{out} + 32*",
+            $i,
+            "]\n",
+            st!(y, $d, "{out}", $i),
+        )
+    };
+    (z, $d:literal, $s:literal, $i:literal) => {
+        concat!(
+            "vpxorq zmm",
+            $d,
+            ", zmm",
+            $s,
+            ", zmmword ptr [{out} + 64*",
+            $i,
+            "]\n",
+            st!(z, $d, "{out}", $i),
         )
     };
 }

@@ -151,50 +151,6 @@ macro_rules! step {
     };
 }
 
-/// Counter register `$i` of a batch: the byte-reversed counters of register 0 (ymm14) plus
-/// its offset (`{c} + $o`), byte-swapped and whitened with round key 0 (ymm8).
-macro_rules! ctr_reg {
-    ($i:literal, $o:literal) => {
-        concat!(
-            "vpaddd ymm",
-            $i,
-            ", ymm14, ymmword ptr [{c} + ",
-            $o,
-            "]\n",
-            "vpshufb ymm",
-            $i,
-            ", ymm",
-            $i,
-            ", ymmword ptr [{c}]\n",
-            "vpxor ymm",
-            $i,
-            ", ymm",
-            $i,
-            ", ymm8\n",
-        )
-    };
-}
-
-/// Register `$i`'s keystream XORed into the data at `{out} + $o`.
-macro_rules! xor_out {
-    ($i:literal, $o:literal) => {
-        concat!(
-            "vpxor ymm",
-            $i,
-            ", ymm",
-            $i,
-            ", ymmword ptr [{out} + ",
-            $o,
-            "]\n",
-            "vmovdqu ymmword ptr [{out} + ",
-            $o,
-            "], ymm",
-            $i,
-            "\n",
-        )
-    };
-}
-
 /// The 16-block loop of [`batches`], register use as in the module's table.
 macro_rules! batches {
     () => {
@@ -202,14 +158,14 @@ macro_rules! batches {
             "2:\n",
             // Round 0: the counter blocks.
             "vbroadcasti128 ymm8, xmmword ptr [{rk}]\n",
-            ctr_reg!("0", "32"),
-            ctr_reg!("1", "64"),
-            ctr_reg!("2", "96"),
-            ctr_reg!("3", "128"),
-            ctr_reg!("4", "160"),
-            ctr_reg!("5", "192"),
-            ctr_reg!("6", "224"),
-            ctr_reg!("7", "256"),
+            gcm_ctr!(y, "0"),
+            gcm_ctr!(y, "1"),
+            gcm_ctr!(y, "2"),
+            gcm_ctr!(y, "3"),
+            gcm_ctr!(y, "4"),
+            gcm_ctr!(y, "5"),
+            gcm_ctr!(y, "6"),
+            gcm_ctr!(y, "7"),
             "vpaddd ymm14, ymm14, ymmword ptr [{c} + 288]\n",
             // The middle rounds before the last 8 (keys `{rk} + 16` up to `{kend}`).
             "lea {r}, [{rk} + 16]\n",
@@ -251,14 +207,14 @@ macro_rules! batches {
                 "vpshufd xmm13, xmm11, 0x4e\n",
                 "vpxor xmm15, xmm10, xmm12\n",
                 "vpxor xmm15, xmm15, xmm13\n"),
-            xor_out!("0", "0"),
-            xor_out!("1", "32"),
-            xor_out!("2", "64"),
-            xor_out!("3", "96"),
-            xor_out!("4", "128"),
-            xor_out!("5", "160"),
-            xor_out!("6", "192"),
-            xor_out!("7", "224"),
+            gcm_xor_out!(y, "0", "0", "0"),
+            gcm_xor_out!(y, "1", "1", "1"),
+            gcm_xor_out!(y, "2", "2", "2"),
+            gcm_xor_out!(y, "3", "3", "3"),
+            gcm_xor_out!(y, "4", "4", "4"),
+            gcm_xor_out!(y, "5", "5", "5"),
+            gcm_xor_out!(y, "6", "6", "6"),
+            gcm_xor_out!(y, "7", "7", "7"),
             "add {out}, 256\n",
             "add {hash}, 256\n",
             "dec {n}\n",

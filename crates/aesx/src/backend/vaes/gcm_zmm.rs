@@ -186,64 +186,14 @@ macro_rules! hash {
     };
 }
 
-/// Counter register `$i` of a batch: the byte-reversed counters of register 0 (zmm14) plus
-/// its offset (`{c} + $o`), byte-swapped and whitened with round key 0 (zmm8).
-macro_rules! ctr_reg {
-    ($i:literal, $o:literal) => {
-        concat!(
-            "vpaddd zmm",
-            $i,
-            ", zmm14, zmmword ptr [{c} + ",
-            $o,
-            "]\n",
-            "vpshufb zmm",
-            $i,
-            ", zmm",
-            $i,
-            ", zmmword ptr [{c}]\n",
-            "vpxorq zmm",
-            $i,
-            ", zmm",
-            $i,
-            ", zmm8\n",
-        )
-    };
-}
-
-/// Counter register `$i`'s keystream XORed with the data at `{out} + $o` and stored there;
-/// seal keeps the result in `$y` for the next iteration's GHASH.
+/// Register `$i`'s keystream XORed with the data and stored (`gcm_xor_out!`); seal keeps
+/// the result in `$y` for the next iteration's GHASH.
 macro_rules! xor_out {
-    (seal, $i:literal, $y:literal, $o:literal) => {
-        concat!(
-            "vpxorq zmm",
-            $y,
-            ", zmm",
-            $i,
-            ", zmmword ptr [{out} + ",
-            $o,
-            "]\n",
-            "vmovdqu64 zmmword ptr [{out} + ",
-            $o,
-            "], zmm",
-            $y,
-            "\n",
-        )
+    (seal, $i:literal, $y:literal) => {
+        gcm_xor_out!(z, $y, $i, $i)
     };
-    (open, $i:literal, $y:literal, $o:literal) => {
-        concat!(
-            "vpxorq zmm",
-            $i,
-            ", zmm",
-            $i,
-            ", zmmword ptr [{out} + ",
-            $o,
-            "]\n",
-            "vmovdqu64 zmmword ptr [{out} + ",
-            $o,
-            "], zmm",
-            $i,
-            "\n",
-        )
+    (open, $i:literal, $y:literal) => {
+        gcm_xor_out!(z, $i, $i, $i)
     };
 }
 
@@ -263,14 +213,14 @@ macro_rules! batches {
             "2:\n",
             // Round 0: the counter blocks.
             "vbroadcasti32x4 zmm8, xmmword ptr [{rk}]\n",
-            ctr_reg!("0", "64"),
-            ctr_reg!("1", "128"),
-            ctr_reg!("2", "192"),
-            ctr_reg!("3", "256"),
-            ctr_reg!("4", "320"),
-            ctr_reg!("5", "384"),
-            ctr_reg!("6", "448"),
-            ctr_reg!("7", "512"),
+            gcm_ctr!(z, "0"),
+            gcm_ctr!(z, "1"),
+            gcm_ctr!(z, "2"),
+            gcm_ctr!(z, "3"),
+            gcm_ctr!(z, "4"),
+            gcm_ctr!(z, "5"),
+            gcm_ctr!(z, "6"),
+            gcm_ctr!(z, "7"),
             "vpaddd zmm14, zmm14, zmmword ptr [{c} + 576]\n",
             // Round 1, then rounds 2-9 with the GHASH steps.
             "vbroadcasti32x4 zmm8, xmmword ptr [{rk} + 16]\n",
@@ -317,14 +267,14 @@ macro_rules! batches {
             op2!(z, "aesenclast", "5", "8"),
             op2!(z, "aesenclast", "6", "8"),
             op2!(z, "aesenclast", "7", "8"),
-            xor_out!($m, "0", "16", "0"),
-            xor_out!($m, "1", "17", "64"),
-            xor_out!($m, "2", "18", "128"),
-            xor_out!($m, "3", "19", "192"),
-            xor_out!($m, "4", "20", "256"),
-            xor_out!($m, "5", "21", "320"),
-            xor_out!($m, "6", "22", "384"),
-            xor_out!($m, "7", "23", "448"),
+            xor_out!($m, "0", "16"),
+            xor_out!($m, "1", "17"),
+            xor_out!($m, "2", "18"),
+            xor_out!($m, "3", "19"),
+            xor_out!($m, "4", "20"),
+            xor_out!($m, "5", "21"),
+            xor_out!($m, "6", "22"),
+            xor_out!($m, "7", "23"),
             "add {out}, 512\n",
             "dec {n}\n",
             "jnz 2b\n",
