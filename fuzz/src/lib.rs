@@ -53,13 +53,19 @@ pub fn position(u: &mut Unstructured<'_>) -> Result<u64> {
 
 /// Splits `len` into pieces of arbitrary sizes (0 included), summing to `len`.
 pub fn pieces(u: &mut Unstructured<'_>, len: usize) -> Result<Vec<usize>> {
+    pieces_up_to(u, len, 100)
+}
+
+/// [`pieces`] of at most `max` bytes each (but the last, which takes what is left when the
+/// input runs out).
+pub fn pieces_up_to(u: &mut Unstructured<'_>, len: usize, max: usize) -> Result<Vec<usize>> {
     let mut v = Vec::new();
     let mut left = len;
     while left > 0 {
         let n = if u.is_empty() {
             left
         } else {
-            u.int_in_range(0..=left.min(100))?
+            u.int_in_range(0..=left.min(max))?
         };
         v.push(n);
         left -= n;
