@@ -130,6 +130,31 @@ macro_rules! gcm_ctr {
     };
 }
 
+/// Round 0 of a GCM batch: counter registers 0-7 (`gcm_ctr!`), then the counters of
+/// register 0 (r14) advanced by one batch (8 registers' worth of blocks, at `{c}` + 9
+/// register widths).
+macro_rules! gcm_counters {
+    ($w:ident) => {
+        concat!(
+            gcm_ctr!($w, "0"),
+            gcm_ctr!($w, "1"),
+            gcm_ctr!($w, "2"),
+            gcm_ctr!($w, "3"),
+            gcm_ctr!($w, "4"),
+            gcm_ctr!($w, "5"),
+            gcm_ctr!($w, "6"),
+            gcm_ctr!($w, "7"),
+            gcm_counters!(@step $w),
+        )
+    };
+    (@step y) => {
+        "vpaddd ymm14, ymm14, ymmword ptr [{c} + 288]\n"
+    };
+    (@step z) => {
+        "vpaddd zmm14, zmm14, zmmword ptr [{c} + 576]\n"
+    };
+}
+
 /// Keystream register `s` XORed with register `i` of the GCM batch at `{out}` into register
 /// `d` (`s` itself, or where seal keeps the ciphertext for the next batch's GHASH), stored
 /// back over that data.

@@ -158,15 +158,7 @@ macro_rules! batches {
             "2:\n",
             // Round 0: the counter blocks.
             "vbroadcasti128 ymm8, xmmword ptr [{rk}]\n",
-            gcm_ctr!(y, "0"),
-            gcm_ctr!(y, "1"),
-            gcm_ctr!(y, "2"),
-            gcm_ctr!(y, "3"),
-            gcm_ctr!(y, "4"),
-            gcm_ctr!(y, "5"),
-            gcm_ctr!(y, "6"),
-            gcm_ctr!(y, "7"),
-            "vpaddd ymm14, ymm14, ymmword ptr [{c} + 288]\n",
+            gcm_counters!(y),
             // The middle rounds before the last 8 (keys `{rk} + 16` up to `{kend}`).
             "lea {r}, [{rk} + 16]\n",
             "cmp {r}, {kend}\n",

@@ -213,15 +213,7 @@ macro_rules! batches {
             "2:\n",
             // Round 0: the counter blocks.
             "vbroadcasti32x4 zmm8, xmmword ptr [{rk}]\n",
-            gcm_ctr!(z, "0"),
-            gcm_ctr!(z, "1"),
-            gcm_ctr!(z, "2"),
-            gcm_ctr!(z, "3"),
-            gcm_ctr!(z, "4"),
-            gcm_ctr!(z, "5"),
-            gcm_ctr!(z, "6"),
-            gcm_ctr!(z, "7"),
-            "vpaddd zmm14, zmm14, zmmword ptr [{c} + 576]\n",
+            gcm_counters!(z),
             // Round 1, then rounds 2-9 with the GHASH steps.
             "vbroadcasti32x4 zmm8, xmmword ptr [{rk} + 16]\n",
             weave!("8"; ["0" "1" "2" "3" "4" "5" "6" "7"];),
