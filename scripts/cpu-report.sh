@@ -29,14 +29,21 @@
 #   scripts/cpu-report.sh [SECTION...] > report.md      (default: every section)
 #
 # Environment: ROUNDS (alternated `aesx bench` runs per section, best per cell; default 5),
-# AESX (an aesx binary; default: build target/release/aesx). Takes 15-25 minutes for every
-# section on a 2-vCPU guest; do not run anything else meanwhile (the numbers are best-of
+# AESX (an aesx binary; default: build target/release/aesx). Every section took about 6
+# minutes on the 2-vCPU Zen 4 guest of session 18 (more where the peers and the scratch
+# build of `bench-aesni-peers.sh` are not built yet); do not run anything else meanwhile (the numbers are best-of
 # alternated runs, and other load still moves them). Raw outputs are kept in $OUT (default
 # target/cpu-report).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 sections="${*:-limit bulk aesni small gcm fugue provider}"
+for s in $sections; do
+  case " limit bulk aesni small gcm fugue provider " in
+    *" $s "*) ;;
+    *) echo "cpu-report: unknown section '$s' (sections: limit bulk aesni small gcm fugue provider)" >&2; exit 2 ;;
+  esac
+done
 rounds="${ROUNDS:-5}"
 out="${OUT:-$root/target/cpu-report}"
 mkdir -p "$out"
