@@ -14,6 +14,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use aesx::Backend;
+use aesx::hash::fugue::FugueBackend;
 use anyhow::{Result, bail};
 use clap::Args;
 
@@ -23,11 +24,17 @@ pub use ops::Op;
 pub const AFTER_HELP: &str = "\
 Lists are comma-separated. Sizes are bytes with optional K (KiB), M (MiB) or G (GiB) suffix,
 from 16 B to 1 GiB; cbc/ecb sizes must be multiples of 16. Ops: ctr, ecb-enc, ecb-dec, cbc-enc,
-cbc-dec, keysetup, and only on request: ctr-mt (aesx CTR on every core through
-Aes::ctr_xor_at_par, which stays on one thread below 1 MiB; single-threaded OpenSSL beside it as
-the reference; not in the perf files), keysetup-variants (the AES-NI key-expansion variants),
-fugue224, fugue256, fugue384, fugue512 (Fugue hashing of one message per call on every available
-Fugue backend, shown as the backend; no key, so --keys does not apply and key_bits is 0; no peers).
+cbc-dec, keysetup, and only on request: gcm-enc and gcm-dec (AES-GCM seal, and open with the
+tag checked, in place, 12-byte nonce, 13 bytes of AAD; OpenSSL, RustCrypto and ring beside),
+ctr-mt (aesx CTR on every core through Aes::ctr_xor_at_par, which stays on one thread below
+1 MiB; single-threaded OpenSSL beside it as the reference; not in the perf files),
+keysetup-variants (the AES-NI key-expansion variants), fugue224, fugue256, fugue384, fugue512
+(Fugue hashing of one message per call, shown as the backend; no key, so --keys does not apply
+and key_bits is 0; no peers).
+
+--backends takes AES backends (soft, vpaes, aesni, vaes256, vaes512) and Fugue backends (soft,
+vpaes, aesni, gfni) in one list: the AES ops run on the AES ones, the Fugue ops on the Fugue ones
+(soft, vpaes and aesni are both), or on every Fugue backend this CPU runs if the list names none.
 
 Method: every call processes one whole message in place on a pre-expanded key (CTR/CBC start
 a fresh stream from the IV each call, for all three implementations). Trials of about 1-2 ms
@@ -148,11 +155,9 @@ pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
     if let Some(k) = keys.iter().find(|k| !matches!(k, 128 | 192 | 256)) {
         bail!("--keys: {k} is not an AES key size; use 128, 192 and/or 256");
     }
-    let backends: Vec<Backend> = match (&args.backends, choice.forced) {
-        (Some(l), _) => l
-            .iter()
-            .map(|s| parse_backend(s, "--backends"))
-            .collect::<Result<_>>()?,
+    let (backends, fugue_backends) = split_backends(args.backends.as_deref(), &ops)?;
+    let backends: Vec<Backend> = match (backends, choice.forced) {
+        (Some(l), _) => l,
         (None, Some(b)) => vec![b],
         (None, None) => Backend::available(),
     };
@@ -191,7 +196,7 @@ pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
     for &op in &ops {
         let op_keys: &[u32] = if op.is_keyless() { &[0] } else { &keys };
         for &bits in op_keys {
-            let mut subjects = subjects::build(op, bits, &backends)?;
+            let mut subjects = subjects::build(op, bits, &backends, &fugue_backends)?;
             if subjects.is_empty() {
                 continue;
             }
@@ -287,4 +292,65 @@ pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Splits `--backends` into the AES backends the AES ops run on (`None`: the list was not
+/// given) and the Fugue backends the Fugue ops run on (every available one unless the list
+/// names some). A name that is neither is an error, and so is a list with no AES backend when
+/// an AES op is asked for; availability is checked only for the kind of op that will use it.
+fn split_backends(
+    list: Option<&[String]>,
+    ops: &[Op],
+) -> Result<(Option<Vec<Backend>>, Vec<FugueBackend>)> {
+    let Some(list) = list else {
+        return Ok((None, FugueBackend::available()));
+    };
+    let want_aes = ops.iter().any(|o| !o.is_keyless());
+    let want_fugue = ops.iter().any(|o| o.is_keyless());
+    let (mut aes, mut fugue) = (Vec::new(), Vec::new());
+    for name in list {
+        let as_aes = name.parse::<Backend>().ok();
+        let as_fugue = name.parse::<FugueBackend>().ok();
+        if as_aes.is_none() && as_fugue.is_none() {
+            let all = |v: Vec<&str>| v.join(", ");
+            bail!(
+                "--backends: unknown backend '{}'; use one of {} (AES) or {} (Fugue)",
+                name.trim(),
+                all(Backend::ALL.iter().map(|b| b.name()).collect()),
+                all(FugueBackend::ALL.iter().map(|b| b.name()).collect()),
+            );
+        }
+        if want_aes && as_aes.is_some() {
+            aes.push(parse_backend(name, "--backends")?);
+        }
+        if want_fugue && let Some(f) = as_fugue {
+            if !f.is_available() {
+                bail!(
+                    "--backends: Fugue backend '{f}' is not available on this CPU; available here: {}",
+                    FugueBackend::available()
+                        .iter()
+                        .map(|b| b.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            fugue.push(f);
+        }
+    }
+    if want_aes && aes.is_empty() {
+        bail!(
+            "--backends: names no AES backend for the AES ops; use one of {}",
+            Backend::ALL
+                .iter()
+                .map(|b| b.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    aes.dedup();
+    fugue.dedup();
+    if fugue.is_empty() {
+        fugue = FugueBackend::available();
+    }
+    Ok((Some(aes), fugue))
 }

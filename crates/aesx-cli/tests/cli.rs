@@ -1137,6 +1137,43 @@ fn bench_fugue_json_lines() {
     assert_eq!(backends, fugue_backends());
 }
 
+/// `--backends` picks the Fugue backends of the Fugue ops (`gfni` is one) and the AES backends
+/// of the AES ops from one list; a list with no AES backend for an AES op is refused.
+#[test]
+fn bench_backends_filter_fugue_and_aes_ops() {
+    let o = run(&[
+        "bench",
+        "--ops",
+        "fugue256,ctr",
+        "--sizes",
+        "1K",
+        "--keys",
+        "128",
+        "--backends",
+        "soft",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let mut seen = Vec::new();
+    for line in stdout_of(&o).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["impl"] == "aesx" {
+            seen.push(format!(
+                "{}/{}",
+                v["op"].as_str().unwrap(),
+                v["backend"].as_str().unwrap()
+            ));
+        }
+    }
+    assert_eq!(seen, ["fugue256/soft", "ctr/soft"]);
+    let o = run(&["bench", "--ops", "ctr", "--backends", "gfni"]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no AES backend"),
+        "{o:?}"
+    );
+}
+
 /// The pipeline's chunk size (crates/aesx-cli/src/pipeline.rs) and the library's threshold
 /// for splitting a buffer across threads (aesx::parallel::PAR_THRESHOLD).
 const MT_CHUNK: usize = 4 << 20;

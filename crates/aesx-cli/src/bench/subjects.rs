@@ -70,12 +70,18 @@ pub trait Subject {
     }
 }
 
-/// Everything to measure for `op` at `key_bits`: aesx on each of `backends`, then the peers.
-pub fn build(op: Op, key_bits: u32, backends: &[Backend]) -> Result<Vec<Box<dyn Subject>>> {
+/// Everything to measure for `op` at `key_bits`: aesx on each of `backends` (Fugue ops: on
+/// each of `fugue_backends`), then the peers.
+pub fn build(
+    op: Op,
+    key_bits: u32,
+    backends: &[Backend],
+    fugue_backends: &[FugueBackend],
+) -> Result<Vec<Box<dyn Subject>>> {
     let key = &KEY[..key_bits as usize / 8];
     let mut v: Vec<Box<dyn Subject>> = Vec::new();
     if let Op::Fugue(alg) = op {
-        for b in FugueBackend::available() {
+        for &b in fugue_backends {
             v.push(Box::new(FugueSubject { alg, backend: b }));
         }
         return Ok(v);
@@ -373,7 +379,7 @@ mod tests {
             for bits in [128, 192, 256] {
                 // 2 MiB + 16: above aesx::parallel::PAR_THRESHOLD, so ctr-mt really splits.
                 for size in [16usize, 48, 4096 + 16, (2 << 20) + 16] {
-                    let mut subjects = build(op, bits, &backends).unwrap();
+                    let mut subjects = build(op, bits, &backends, &[]).unwrap();
                     let input: Vec<u8> = (0..size + 16).map(|i| (i * 7 + 3) as u8).collect();
                     let mut want: Option<Vec<u8>> = None;
                     for s in subjects.iter_mut() {
