@@ -4,7 +4,11 @@
 # (each process gets its own stack/heap placement from ASLR), then per backend the best, the
 # median and the worst GB/s and the spread (worst to best, relative to the best), and every
 # process's numbers with the steal time around it: a slowdown shared by every backend of one
-# process is the machine, a backend alone slow in some processes is placement.
+# process is the machine, a backend alone slow in some processes is placement. When a C
+# compiler is present, the core clock is read before and after each process
+# (`scripts/clock.c`), and the spread is printed a second time in bytes per cycle: a process
+# that ran at a lower clock (the host changing the vCPU's frequency) shows there as level with
+# the others, and one whose code ran slower does not.
 #
 #   scripts/fugue-spread.sh [N] [OP] [SIZE]      (defaults: 20 fugue512 64K)
 #
@@ -25,13 +29,28 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 # slowed by the VM, not by where its memory landed.
 steal() { awk '/^cpu /{print $9}' /proc/stat; }
 PROCS=$(mktemp)
-trap 'rm -f "$TMP" "$PROCS"' EXIT
+PERCYC=$(mktemp)
+CLOCK=$(mktemp)
+trap 'rm -f "$TMP" "$PROCS" "$PERCYC" "$CLOCK"' EXIT
+if ! cc -O2 -o "$CLOCK" "$ROOT/scripts/clock.c" 2>/dev/null; then
+  : >"$CLOCK"
+fi
+ghz() { if [ -s "$CLOCK" ]; then "$CLOCK"; fi; }
 for i in $(seq 1 "$N"); do
   s0=$(steal)
-  line=$("$AESX" bench --ops "$OP" --sizes "$SIZE" --json 2>/dev/null |
-    sed -n 's/.*"backend":"\([a-z0-9]*\)".*"gbps":\([0-9.]*\).*/\1 \2/p' | tee -a "$TMP" |
-    grep -v '^soft ' | tr '\n' ' ')
-  echo "process $i: steal $(($(steal) - s0)) ticks; $line" >>"$PROCS"
+  c0=$(ghz)
+  out=$("$AESX" bench --ops "$OP" --sizes "$SIZE" --json 2>/dev/null |
+    sed -n 's/.*"backend":"\([a-z0-9]*\)".*"gbps":\([0-9.]*\).*/\1 \2/p')
+  c1=$(ghz)
+  echo "$out" >>"$TMP"
+  line=$(echo "$out" | grep -v '^soft ' | tr '\n' ' ')
+  clk=""
+  if [ -n "$c0" ]; then
+    c=$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.4f", (a + b) / 2 }')
+    clk="clock $c0 / $c1 GHz; "
+    echo "$out" | awk -v c="$c" 'NF == 2 { printf "%s %.5f\n", $1, $2 / c }' >>"$PERCYC"
+  fi
+  echo "process $i: steal $(($(steal) - s0)) ticks; ${clk}$line" >>"$PROCS"
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "$N fresh processes of: aesx bench --ops $OP --sizes $SIZE  (load average before: $load0, after: $load1)"
@@ -45,5 +64,16 @@ for b in $(cut -d' ' -f1 "$TMP" | sort -u); do
           for (i = 1; i <= NR; i++) printf " %.4f", v[i]
           printf ")\n" }'
 done
-echo "per process (GB/s per backend, and the steal time the VM took during it):"
+if [ -s "$PERCYC" ]; then
+  echo "the same in bytes per core cycle (GB/s / GHz, the clock read around each process):"
+  echo "backend   best    median  worst   spread (1 - worst/best)"
+  for b in $(cut -d' ' -f1 "$PERCYC" | sort -u); do
+    [ "$b" = soft ] && continue
+    grep "^$b " "$PERCYC" | cut -d' ' -f2 | sort -g | awk -v b="$b" '
+      { v[NR] = $1 }
+      END { med = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+            printf "%-8s  %.5f %.5f %.5f %.1f%%\n", b, v[NR], med, v[1], 100 * (1 - v[1] / v[NR]) }'
+  done
+fi
+echo "per process (GB/s per backend, the steal time the VM took and the core clock around it):"
 cat "$PROCS"
