@@ -183,6 +183,7 @@ pub(crate) fn from_groups(
 /// target features `$feat`: `fn copies(x: __m128i) -> [__m128i; 3]` (S(x), 4·S(x), 7·S(x) in
 /// the byte order `const SRC: [u8; 16]`), `const ADD_K: bool` (add the S-box constant after
 /// the SuperMix), `fn xor3(a, b, c)` with `const TERNLOG: bool` (one instruction or two),
+/// `fn and_xor(a, m, c)` (`(a & m) ^ c`: on the SMIX chain in a TIX round),
 /// `const MEM_GROUPS: bool` (keep the state groups in memory, see `gl`), and
 /// the byte representation the state is kept in while in registers: `fn to_basis`,
 /// `fn from_basis`, `fn word_to_basis` (message words) and `const fn basis_k` (the constant).
@@ -396,7 +397,7 @@ macro_rules! fugue_rounds {
                 let add = _mm_xor_si128(s1, _mm_and_si128(iv, load(&MASK_D3)));
                 rr = _mm_xor_si128(_mm_and_si128(rr, load(&MASK012)), add);
                 // (rr ^ g0) with g0's dword 3 zero: y's dwords 0..2, then `add`.
-                x = _mm_xor_si128(_mm_and_si128(y, load(&MASK012)), add);
+                x = and_xor(y, load(&MASK012), add);
             } else {
                 x = y;
             }
@@ -615,8 +616,8 @@ pub(crate) use fugue_rounds;
 /// Instantiates the round machine in the calling module. The caller provides, all under the
 /// target features `$feat`: `fn copies(x: __m128i) -> [__m128i; 3]` (S(x), 4·S(x), 7·S(x) in
 /// the byte order `const SRC: [u8; 16]`), `const ADD_K: bool` (add the S-box constant after
-/// the SuperMix), `fn xor3(a, b, c)` with `const TERNLOG: bool` (one instruction or two), and
-/// the byte representation the state is kept in while in registers: `fn to_basis`,
+/// the SuperMix), `fn xor3(a, b, c)` with `const TERNLOG: bool` (one instruction or two),
+/// `fn and_xor(a, m, c)` (`(a & m) ^ c`), and the byte representation the state is kept in while in registers: `fn to_basis`,
 /// `fn from_basis`, `fn word_to_basis` (message words) and `const fn basis_k` (the constant).
 macro_rules! fugue_rounds_v1 {
     ($feat:literal, $backend:ident) => {
@@ -812,7 +813,7 @@ macro_rules! fugue_rounds_v1 {
                     let add = _mm_xor_si128(s1, _mm_and_si128(iv, load(&MASK_D3)));
                     rr = _mm_xor_si128(_mm_and_si128(rr, load(&MASK012)), add);
                     // (rr ^ g0) with g0's dword 3 zero: y's dwords 0..2, then `add`.
-                    x = _mm_xor_si128(_mm_and_si128(y, load(&MASK012)), add);
+                    x = and_xor(y, load(&MASK012), add);
                 }
                 Kind::Plain => x = y,
             }

@@ -282,6 +282,13 @@ fn xor3(a: __m128i, b: __m128i, c: __m128i) -> __m128i {
     _mm_xor_si128(_mm_xor_si128(a, b), c)
 }
 
+/// `(a & m) ^ c` (the TIX round's SMIX input).
+#[inline]
+#[target_feature(enable = "ssse3")]
+fn and_xor(a: __m128i, m: __m128i, c: __m128i) -> __m128i {
+    _mm_xor_si128(_mm_and_si128(a, m), c)
+}
+
 super::simd::fugue_rounds!("ssse3", Vpaes);
 
 #[cfg(test)]
