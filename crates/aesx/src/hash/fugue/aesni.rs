@@ -8,6 +8,7 @@ use super::simd::{SHIFT_ROWS, gmul};
 
 const SRC: [u8; 16] = SHIFT_ROWS;
 const TERNLOG: bool = false;
+const TWO_CHAINS: bool = false;
 const MEM_GROUPS: bool = true;
 const ADD_K: bool = false;
 

@@ -9,6 +9,9 @@ use super::simd::{IDENT, affine_lin, gmul};
 
 const SRC: [u8; 16] = IDENT;
 const TERNLOG: bool = true;
+/// The SuperMix sum in two chains (`simd::fugue_rounds`'s `mix`): Intel's Fugue-512 (`v2`);
+/// AMD runs `v2_amd`, the one-chain sum it was measured with.
+const TWO_CHAINS: bool = true;
 const ADD_K: bool = false;
 
 /// The GF2P8AFFINEQB matrix of `v -> c · affine_lin(v)`: byte `7 - i` selects the input bits
@@ -108,6 +111,12 @@ mod v2 {
     super::super::simd::fugue_rounds!("gfni,ssse3,avx2,avx512f,avx512bw,avx512vl", Gfni);
 }
 
+mod v2_amd {
+    use super::*;
+    const TWO_CHAINS: bool = false;
+    super::super::simd::fugue_rounds!("gfni,ssse3,avx2,avx512f,avx512bw,avx512vl", Gfni);
+}
+
 /// Whether this size runs on `fugue_rounds` (see above): Fugue-512.
 #[inline]
 fn second_machine(p: &Params) -> bool {
@@ -116,7 +125,9 @@ fn second_machine(p: &Params) -> bool {
 
 /// Absorbs `words` (whole 4-byte words), then runs `extra` plain rounds.
 pub(crate) fn run(p: &Params, st: &mut State, words: &[u8], extra: usize) {
-    if second_machine(p) {
+    if second_machine(p) && crate::cpu::amd_like() {
+        v2_amd::run(p, st, words, extra)
+    } else if second_machine(p) {
         v2::run(p, st, words, extra)
     } else {
         v1::run(p, st, words, extra)
@@ -125,7 +136,9 @@ pub(crate) fn run(p: &Params, st: &mut State, words: &[u8], extra: usize) {
 
 /// The G2 stage and the output columns.
 pub(crate) fn g2(p: &Params, st: &State, out: &mut [u8]) {
-    if second_machine(p) {
+    if second_machine(p) && crate::cpu::amd_like() {
+        v2_amd::g2(p, st, out)
+    } else if second_machine(p) {
         v2::g2(p, st, out)
     } else {
         v1::g2(p, st, out)
@@ -134,6 +147,44 @@ pub(crate) fn g2(p: &Params, st: &State, out: &mut [u8]) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::FugueAlg;
+
+    /// Both vendors' Fugue-512 machines (`v2` with the two-chain sum, `v2_amd` with one) and
+    /// `v1` absorb the same words into the same state and give the same output, on any CPU
+    /// with GFNI and AVX-512 (the dispatch runs only one of the first two per vendor).
+    #[test]
+    fn fugue512_machines_agree() {
+        let ok = std::is_x86_feature_detected!("gfni")
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512vl");
+        if !ok {
+            return;
+        }
+        let p = FugueAlg::Fugue512.params();
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        for words in [0usize, 1, 2, 3, 4, 11, 12, 13, 37, 300] {
+            let msg: std::vec::Vec<u8> = (0..4 * words)
+                .map(|_| {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    (seed >> 56) as u8
+                })
+                .collect();
+            let mut st0 = [0u32; 36];
+            st0[p.s - p.n..p.s].copy_from_slice(p.iv);
+            let (mut a, mut b, mut c) = (st0, st0, st0);
+            super::v2::run(p, &mut a, &msg, 3);
+            super::v2_amd::run(p, &mut b, &msg, 3);
+            super::v1::run(p, &mut c, &msg, 3);
+            assert_eq!(a, b, "{words} words");
+            assert_eq!(a, c, "{words} words");
+            let (mut oa, mut ob) = ([0u8; 64], [0u8; 64]);
+            super::v2::g2(p, &a, &mut oa);
+            super::v2_amd::g2(p, &b, &mut ob);
+            assert_eq!(oa, ob, "{words} words");
+        }
+    }
+
     #[test]
     fn aes_affine_matrix() {
         assert_eq!(super::A1 as u64, 0xF1E3_C78F_1F3E_7CF8);

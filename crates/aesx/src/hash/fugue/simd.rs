@@ -184,6 +184,7 @@ pub(crate) fn from_groups(
 /// the byte order `const SRC: [u8; 16]`), `const ADD_K: bool` (add the S-box constant after
 /// the SuperMix), `fn xor3(a, b, c)` with `const TERNLOG: bool` (one instruction or two),
 /// `fn and_xor(a, m, c)` (`(a & m) ^ c`: on the SMIX chain in a TIX round),
+/// `const TWO_CHAINS: bool` (the SuperMix sum's shape with `TERNLOG`, see `mix`),
 /// `const MEM_GROUPS: bool` (keep the state groups in memory, see `gl`), and
 /// the byte representation the state is kept in while in registers: `fn to_basis`,
 /// `fn from_basis`, `fn word_to_basis` (message words) and `const fn basis_k` (the constant).
@@ -225,13 +226,13 @@ macro_rules! fugue_rounds {
             // the sum is a chain that takes in each pair as it arrives (one XOR level per
             // pair, as fast as the pairs come) rather than a balanced tree, which would add
             // one level after the last shuffle. Measured: about 10% faster per round.
-            // With three-input XORs (gfni) this machine sums them in two interleaved chains
-            // joined by the last XOR: Fugue-512 on Intel (family 6 model 167) 2.7% faster than
-            // one chain (`aesx bench --ops fugue512 --sizes 64K`, 8 alternated runs, session
-            // 19). The same change in `fugue_rounds_v1` made Fugue-256 5% and -384 3% slower
-            // there, so v1 keeps one chain: which order LLVM schedules best is measured, not
-            // derived.
-            if TERNLOG {
+            // With three-input XORs and `TWO_CHAINS` (gfni on Intel) this machine sums them in
+            // two interleaved chains joined by the last XOR: Fugue-512 on Intel (family 6 model
+            // 167) 2.7% faster than one chain (`aesx bench --ops fugue512 --sizes 64K`, 8
+            // alternated runs, session 19). The same change in `fugue_rounds_v1` made Fugue-256
+            // 5% and -384 3% slower there, so v1 keeps one chain, and so does AMD (not measured
+            // there): which order LLVM schedules best is measured, not derived.
+            if TERNLOG && TWO_CHAINS {
                 let p = xor3(t0, t1, add);
                 let q = xor3(t2, t3, t4);
                 let p = xor3(p, t5, t6);
@@ -239,6 +240,14 @@ macro_rules! fugue_rounds {
                 let p = xor3(p, t9, t10);
                 let q = _mm_xor_si128(q, t11);
                 xor3(p, q, t12)
+            } else if TERNLOG {
+                let acc = xor3(t0, t1, add);
+                let acc = xor3(acc, t2, t3);
+                let acc = xor3(acc, t4, t5);
+                let acc = xor3(acc, t6, t7);
+                let acc = xor3(acc, t8, t9);
+                let acc = xor3(acc, t10, t11);
+                _mm_xor_si128(acc, t12)
             } else {
                 let acc = _mm_xor_si128(_mm_xor_si128(t0, t1), add);
                 let acc = _mm_xor_si128(acc, _mm_xor_si128(t2, t3));

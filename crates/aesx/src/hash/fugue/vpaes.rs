@@ -22,6 +22,7 @@ use super::simd::{IDENT, affine_lin, gmul};
 
 const SRC: [u8; 16] = IDENT;
 const TERNLOG: bool = false;
+const TWO_CHAINS: bool = false;
 const MEM_GROUPS: bool = false;
 const ADD_K: bool = true;
 
