@@ -96,7 +96,8 @@ fn word_to_basis(w: i32) -> i32 {
 // Zen 4 guest with GFNI (family 25 model 17), six fresh processes of each alternated:
 // Fugue-512 on `fugue_rounds_v1` best 0.2274 GB/s, median 0.2236, worst 0.2131 (the spread the
 // issue on steadiness is about: 6.5% over 20 processes); on `fugue_rounds` 0.2306 / 0.2302 /
-// 0.2272. So Fugue-512 runs on `fugue_rounds` on every vendor, the other sizes on v1.
+// 0.2272. So Fugue-512 runs on `fugue_rounds` on every vendor, the other sizes on v1; since
+// session 19 Fugue-384 too on Intel (`second_machine`).
 const MEM_GROUPS: bool = false;
 
 use super::{FugueBackend, Params, State};
@@ -117,10 +118,14 @@ mod v2_amd {
     super::super::simd::fugue_rounds!("gfni,ssse3,avx2,avx512f,avx512bw,avx512vl", Gfni);
 }
 
-/// Whether this size runs on `fugue_rounds` (see above): Fugue-512.
+/// Whether this size runs on `fugue_rounds` (see above): Fugue-512, and on Intel Fugue-384.
+/// Session 19 (Intel, family 6 model 167, after the two-chain sum and the one-instruction TIX
+/// input): Fugue-384 on `fugue_rounds` 1.033x `fugue_rounds_v1`, Fugue-256 0.987x (`aesx bench
+/// --ops fugue256,fugue384 --sizes 64K`, six alternated runs); AMD was not re-measured and
+/// keeps v1 for Fugue-384.
 #[inline]
 fn second_machine(p: &Params) -> bool {
-    p.k == 4
+    p.k == 4 || (p.k == 3 && !crate::cpu::amd_like())
 }
 
 /// Absorbs `words` (whole 4-byte words), then runs `extra` plain rounds.
@@ -149,11 +154,11 @@ pub(crate) fn g2(p: &Params, st: &State, out: &mut [u8]) {
 mod tests {
     use super::super::FugueAlg;
 
-    /// Both vendors' Fugue-512 machines (`v2` with the two-chain sum, `v2_amd` with one) and
-    /// `v1` absorb the same words into the same state and give the same output, on any CPU
-    /// with GFNI and AVX-512 (the dispatch runs only one of the first two per vendor).
+    /// Both vendors' machines for Fugue-384/512 (`v2` with the two-chain sum, `v2_amd` with
+    /// one) and `v1` absorb the same words into the same state and give the same output, on
+    /// any CPU with GFNI and AVX-512 (the dispatch runs one of them per vendor and size).
     #[test]
-    fn fugue512_machines_agree() {
+    fn fugue384_512_machines_agree() {
         let ok = std::is_x86_feature_detected!("gfni")
             && std::is_x86_feature_detected!("avx512f")
             && std::is_x86_feature_detected!("avx512bw")
@@ -161,12 +166,17 @@ mod tests {
         if !ok {
             return;
         }
-        let p = FugueAlg::Fugue512.params();
         let mut seed = 0x1234_5678_9abc_def0u64;
-        for words in [0usize, 1, 2, 3, 4, 11, 12, 13, 37, 300] {
+        for (alg, words) in [FugueAlg::Fugue384, FugueAlg::Fugue512]
+            .into_iter()
+            .flat_map(|a| [0usize, 1, 2, 3, 4, 11, 12, 13, 37, 300].map(|w| (a, w)))
+        {
+            let p = alg.params();
             let msg: std::vec::Vec<u8> = (0..4 * words)
                 .map(|_| {
-                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     (seed >> 56) as u8
                 })
                 .collect();
@@ -176,12 +186,15 @@ mod tests {
             super::v2::run(p, &mut a, &msg, 3);
             super::v2_amd::run(p, &mut b, &msg, 3);
             super::v1::run(p, &mut c, &msg, 3);
-            assert_eq!(a, b, "{words} words");
-            assert_eq!(a, c, "{words} words");
-            let (mut oa, mut ob) = ([0u8; 64], [0u8; 64]);
-            super::v2::g2(p, &a, &mut oa);
-            super::v2_amd::g2(p, &b, &mut ob);
-            assert_eq!(oa, ob, "{words} words");
+            assert_eq!(a, b, "{alg} {words} words");
+            assert_eq!(a, c, "{alg} {words} words");
+            let n = alg.output_len();
+            let (mut oa, mut ob, mut oc) = ([0u8; 64], [0u8; 64], [0u8; 64]);
+            super::v2::g2(p, &a, &mut oa[..n]);
+            super::v2_amd::g2(p, &b, &mut ob[..n]);
+            super::v1::g2(p, &c, &mut oc[..n]);
+            assert_eq!(oa, ob, "{alg} {words} words");
+            assert_eq!(oa, oc, "{alg} {words} words");
         }
     }
 

@@ -23,7 +23,7 @@
 //! temporaries: `fugue_rounds` (aesni, vpaes) lets a backend keep them in an aligned array
 //! with explicit loads and stores (`MEM_GROUPS`, see `gl`); `fugue_rounds_v1` (gfni, 32
 //! registers) is the earlier machine, unchanged. `gfni` runs both, by size and CPU vendor
-//! (see `gfni.rs`: on Intel Fugue-512 on `fugue_rounds`, 1.28x).
+//! (see `gfni.rs`: Fugue-512 on `fugue_rounds`, 1.28x on Intel, and on Intel Fugue-384).
 
 use core::arch::x86_64::*;
 
