@@ -1,0 +1,107 @@
+/* fugue-gfni-chain: what one Fugue round costs on the `gfni` backend's critical path, in core
+ * cycles (issue 15: what bounds Fugue on a GFNI CPU).
+ *
+ *   cc -O2 -mgfni -mavx512f -mavx512vl -mavx512bw -o /tmp/fugue-gfni-chain \
+ *       scripts/fugue-gfni-chain.c && /tmp/fugue-gfni-chain
+ *
+ * A Fugue round's SMIX input is the previous round's SMIX output, so a round costs at least
+ * the latency of: three GF2P8AFFINEINVQB (S, 4S and 7S of the 16 input bytes, side by side),
+ * 13 PSHUFB of them (the SuperMix tables, `crates/aesx/src/hash/fugue/simd.rs`) and the XOR
+ * of the 13 (plus one value from the state) with three-input VPTERNLOGD. The loops below run
+ * that chain with arbitrary tables (time, not Fugue), and the pieces of it: an affine feeding
+ * an affine, an affine feeding another unit, and the SuperMix sum in the shapes tried. The
+ * clock comes from a chain of dependent register additions (an immediate addend would be
+ * folded at rename on Golden Cove). Best of 300 trials; run it on a quiet machine.
+ *
+ * Session 19, Intel family 6 model 167 (Sapphire / Emerald Rapids class): an affine feeding
+ * an affine 3 cycles, an affine and a 1-cycle op of another unit in a loop 6 (2 cycles of
+ * forwarding between the units); the whole SMIX chain 15.5-15.9 cycles, of which the sum after
+ * the affines takes about 10 where 13 shuffles at two a cycle and the XORs could take 8; two
+ * interleaved XOR chains 0.2-0.3 cycles less. (Not kept here: 10 shuffles instead of 13, three
+ * pairs of the one-column tables merged by a VPROLQ and a masked XOR, checked equal to the 13
+ * on real tables, ran 0.6 cycles slower: the shuffle ports are not what binds.)
+ */
+#include <immintrin.h>
+#include <stdio.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static __m128i T[16];
+#define SH(a, i) _mm_shuffle_epi8(a, T[i])
+#define X3(a, b, c) _mm_ternarylogic_epi32(a, b, c, 0x96)
+#define AFF(x, m, k) _mm_gf2p8affineinv_epi64_epi8(x, _mm_set1_epi64x(m), k)
+#define ROUND_HEAD                                                                   \
+    __m128i a = AFF(x, 0xF1E3C78F1F3E7CF8LL, 0x63), b = AFF(x, 0x1234567812345678LL, 0x11), \
+            c = AFF(x, 0x2345678923456789LL, 0x22);                                  \
+    __m128i t0 = SH(a, 0), t1 = SH(a, 1), t2 = SH(a, 2), t3 = SH(a, 3), t4 = SH(a, 4), \
+            t5 = SH(b, 5), t6 = SH(b, 6), t7 = SH(b, 7), t8 = SH(b, 8), t9 = SH(c, 9),  \
+            t10 = SH(c, 10), t11 = SH(c, 11), t12 = SH(c, 12);
+#define LOOP(name, ...)                                                              \
+    __attribute__((noinline)) static __m128i name(__m128i x, long n, __m128i add) { \
+        for (long i = 0; i < n; i++) {                                               \
+            __VA_ARGS__;                                                             \
+            __asm__ volatile("" : "+v"(x));                                          \
+        }                                                                            \
+        return x;                                                                    \
+    }
+
+LOOP(aff_aff, x = AFF(AFF(x, 0xF1E3C78F1F3E7CF8LL, 0x63), 0xF1E3C78F1F3E7CF8LL, 0x63))
+LOOP(aff_xor, x = _mm_xor_si128(AFF(x, 0xF1E3C78F1F3E7CF8LL, 0x63), add))
+LOOP(aff_shuf, x = SH(AFF(x, 0xF1E3C78F1F3E7CF8LL, 0x63), 0))
+LOOP(sum_only, __m128i a = x; __m128i acc = X3(SH(a, 0), SH(a, 1), add);
+     acc = X3(acc, SH(a, 2), SH(a, 3)); acc = X3(acc, SH(a, 4), SH(a, 5));
+     acc = X3(acc, SH(a, 6), SH(a, 7)); acc = X3(acc, SH(a, 8), SH(a, 9));
+     acc = X3(acc, SH(a, 10), SH(a, 11)); x = _mm_xor_si128(acc, SH(a, 12)))
+LOOP(smix_one_chain, ROUND_HEAD __m128i acc = X3(t0, t1, add); acc = X3(acc, t2, t3);
+     acc = X3(acc, t4, t5); acc = X3(acc, t6, t7); acc = X3(acc, t8, t9);
+     acc = X3(acc, t10, t11); x = _mm_xor_si128(acc, t12))
+LOOP(smix_two_chains, ROUND_HEAD __m128i p = X3(t0, t1, add); __m128i q = X3(t2, t3, t4);
+     p = X3(p, t5, t6); q = X3(q, t7, t8); p = X3(p, t9, t10); q = _mm_xor_si128(q, t11);
+     x = X3(p, q, t12))
+static double clock_hz(void) {
+    long n = 1000000;
+    double best = 1e9;
+    for (int t = 0; t < 50; t++) {
+        long k = n;
+        double s = now();
+        __asm__ volatile("mov $1,%%ecx\n1:\n.rept 20\nadd %%rcx,%%rax\n.endr\ndec %0\njnz 1b\n"
+                         : "+r"(k) : : "rax", "rcx");
+        s = now() - s;
+        if (s < best) best = s;
+    }
+    return 20.0 * n / best;
+}
+
+int main(void) {
+    for (int i = 0; i < 16; i++)
+        T[i] = _mm_set_epi8(15 - i % 3, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, i % 16);
+    double hz = clock_hz();
+    long n = 200000;
+    __m128i x = _mm_set1_epi32(5), add = _mm_set1_epi32(7);
+    printf("core clock %.3f GHz\n", hz / 1e9);
+    struct { const char *name; __m128i (*f)(__m128i, long, __m128i); double per; } t[] = {
+        {"affine -> affine (2 a loop)", aff_aff, 2},
+        {"affine -> vpxor", aff_xor, 1},
+        {"affine -> vpshufb", aff_shuf, 1},
+        {"SuperMix sum alone (13 shuffles)", sum_only, 1},
+        {"SMIX round, one XOR chain (aesx v1)", smix_one_chain, 1},
+        {"SMIX round, two XOR chains (aesx v2)", smix_two_chains, 1},
+    };
+    for (unsigned i = 0; i < sizeof t / sizeof t[0]; i++) {
+        double best = 1e9;
+        for (int k = 0; k < 300; k++) {
+            double s = now();
+            x = t[i].f(x, n, add);
+            s = now() - s;
+            if (s < best) best = s;
+        }
+        printf("%-38s %6.2f cycles a loop%s\n", t[i].name, best * hz / n,
+               t[i].per == 2 ? " (two affines)" : "");
+    }
+    return _mm_extract_epi32(x, 0) == 12345;
+}
