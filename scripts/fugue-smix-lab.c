@@ -120,10 +120,12 @@ int main(void) {
         T[i] = _mm_set_epi8(i, 3 * i, 5, 7, i + 1, 9, 2, 4, 6, 8, 10, 12, 14, 1, 0, 11);
     double best = 1e9;
     for (int r = 0; r < 400; r++) {
-        uint64_t x = r;
+        uint64_t x = r, one = 1;
         double a = now();
+        /* A register addend: Golden Cove folds chains of immediate additions at rename. */
         for (long i = 0; i < 100000; i++)
-            __asm__ volatile("add $1,%0\n\tadd $1,%0\n\tadd $1,%0\n\tadd $1,%0" : "+r"(x));
+            __asm__ volatile("add %1,%0\n\tadd %1,%0\n\tadd %1,%0\n\tadd %1,%0"
+                             : "+r"(x) : "r"(one));
         double d = now() - a;
         if (d < best) best = d;
     }
