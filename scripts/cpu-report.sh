@@ -63,6 +63,12 @@ echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
 echo "- $("$AESX" cpu | grep -E '^Backend selected' | cut -d'(' -f1)"
 echo "- $("$AESX" cpu | grep -E '^Features')"
 echo "- load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+# The core clock now and at the end (`scripts/clock.c`): a host that steps the vCPU's
+# frequency moves every absolute number; ratios within one run are what the targets use.
+clockbin="$out/clock"
+ghz() { [ -x "$clockbin" ] && "$clockbin" | sed 's/$/ GHz/' || echo "not read (no C compiler)"; }
+cc -O2 -o "$clockbin" "$root/scripts/clock.c" 2>/dev/null || rm -f "$clockbin"
+echo "- core clock at start: $(ghz) (scripts/clock.c)"
 echo
 
 # The ceilings, as `aes-limit` prints them, into $out/limit.txt (empty without the tool);
@@ -257,4 +263,4 @@ if has provider; then
   echo
 fi
 
-echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg); raw outputs in $out"
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg); core clock at end: $(ghz); raw outputs in $out"
