@@ -18,7 +18,8 @@ use aesx::hash::fugue::FugueBackend;
 use anyhow::{Result, bail};
 use clap::Args;
 
-use crate::{BackendChoice, parse_backend};
+use crate::hash::{fugue_available, fugue_names};
+use crate::{BackendChoice, all_names, parse_backend};
 pub use ops::Op;
 
 pub const AFTER_HELP: &str = "\
@@ -312,39 +313,24 @@ fn split_backends(
         let as_aes = name.parse::<Backend>().ok();
         let as_fugue = name.parse::<FugueBackend>().ok();
         if as_aes.is_none() && as_fugue.is_none() {
-            let all = |v: Vec<&str>| v.join(", ");
             bail!(
                 "--backends: unknown backend '{}'; use one of {} (AES) or {} (Fugue)",
                 name.trim(),
-                all(Backend::ALL.iter().map(|b| b.name()).collect()),
-                all(FugueBackend::ALL.iter().map(|b| b.name()).collect()),
+                all_names(),
+                fugue_names(&FugueBackend::ALL),
             );
         }
         if want_aes && as_aes.is_some() {
             aes.push(parse_backend(name, "--backends")?);
         }
         if want_fugue && let Some(f) = as_fugue {
-            if !f.is_available() {
-                bail!(
-                    "--backends: Fugue backend '{f}' is not available on this CPU; available here: {}",
-                    FugueBackend::available()
-                        .iter()
-                        .map(|b| b.name())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-            fugue.push(f);
+            fugue.push(fugue_available(f, "--backends")?);
         }
     }
     if want_aes && aes.is_empty() {
         bail!(
             "--backends: names no AES backend for the AES ops; use one of {}",
-            Backend::ALL
-                .iter()
-                .map(|b| b.name())
-                .collect::<Vec<_>>()
-                .join(", ")
+            all_names()
         );
     }
     aes.dedup();

@@ -59,21 +59,30 @@ pub fn parse_fugue_backend(flag: Option<&str>) -> Result<FugueBackend> {
     let Some(name) = flag else {
         return Ok(FugueBackend::detect());
     };
-    let names = |v: &[FugueBackend]| v.iter().map(|b| b.name()).collect::<Vec<_>>().join(", ");
     let b: FugueBackend = name.parse().map_err(|_| {
         anyhow!(
             "--backend: unknown Fugue backend '{}'; use one of {} (for `hash`, --backend picks the Fugue implementation)",
             name.trim(),
-            names(&FugueBackend::ALL)
+            fugue_names(&FugueBackend::ALL)
         )
     })?;
+    fugue_available(b, "--backend")
+}
+
+/// `b`, or an error naming `source` (the flag) when this CPU does not run it.
+pub fn fugue_available(b: FugueBackend, source: &str) -> Result<FugueBackend> {
     if !b.is_available() {
         bail!(
-            "--backend: Fugue backend '{b}' is not available on this CPU; available here: {}",
-            names(&FugueBackend::available())
+            "{source}: Fugue backend '{b}' is not available on this CPU; available here: {}",
+            fugue_names(&FugueBackend::available())
         );
     }
     Ok(b)
+}
+
+/// Fugue backend names, comma-separated.
+pub fn fugue_names(v: &[FugueBackend]) -> String {
+    v.iter().map(|b| b.name()).collect::<Vec<_>>().join(", ")
 }
 
 fn is_stdin(name: &OsStr) -> bool {

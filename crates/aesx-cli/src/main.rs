@@ -95,12 +95,11 @@ fn choose_backend(flag: Option<&str>) -> Result<BackendChoice> {
 
 /// Parses one backend name and checks that this CPU runs it.
 pub fn parse_backend(name: &str, source: &str) -> Result<Backend> {
-    let all: Vec<&str> = Backend::ALL.iter().map(|b| b.name()).collect();
     let b: Backend = name.parse().map_err(|_| {
         anyhow!(
             "{source}: unknown backend '{}'; use one of {}",
             name.trim(),
-            all.join(", ")
+            all_names()
         )
     })?;
     if !b.is_available() {
@@ -110,6 +109,15 @@ pub fn parse_backend(name: &str, source: &str) -> Result<Backend> {
         ));
     }
     Ok(b)
+}
+
+/// Names of every AES backend, comma-separated.
+pub fn all_names() -> String {
+    Backend::ALL
+        .iter()
+        .map(|b| b.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Names of the backends this CPU runs, slowest first.
