@@ -97,7 +97,7 @@ fn word_to_basis(w: i32) -> i32 {
 // Fugue-512 on `fugue_rounds_v1` best 0.2274 GB/s, median 0.2236, worst 0.2131 (the spread the
 // issue on steadiness is about: 6.5% over 20 processes); on `fugue_rounds` 0.2306 / 0.2302 /
 // 0.2272. So Fugue-512 runs on `fugue_rounds` on every vendor, the other sizes on v1; since
-// session 19 Fugue-384 too on Intel (`second_machine`).
+// session 19 Fugue-384 too on Intel (`machine`).
 const MEM_GROUPS: bool = false;
 
 use super::{FugueBackend, Params, State};
@@ -118,35 +118,44 @@ mod v2_amd {
     super::super::simd::fugue_rounds!("gfni,ssse3,avx2,avx512f,avx512bw,avx512vl", Gfni);
 }
 
-/// Whether this size runs on `fugue_rounds` (see above): Fugue-512, and on Intel Fugue-384.
+/// Which sizes run on `fugue_rounds` (see above): Fugue-512, and on Intel Fugue-384.
 /// Session 19 (Intel, family 6 model 167, after the two-chain sum and the one-instruction TIX
 /// input): Fugue-384 on `fugue_rounds` 1.033x `fugue_rounds_v1`, Fugue-256 0.987x (`aesx bench
 /// --ops fugue256,fugue384 --sizes 64K`, six alternated runs); AMD was not re-measured and
 /// keeps v1 for Fugue-384.
+/// The round machine for this size and vendor: `V2` (Intel) or `V2Amd` where the size runs
+/// on `fugue_rounds`, `V1` elsewhere.
+#[derive(Clone, Copy)]
+enum Machine {
+    V1,
+    V2,
+    V2Amd,
+}
+
 #[inline]
-fn second_machine(p: &Params) -> bool {
-    p.k == 4 || (p.k == 3 && !crate::cpu::amd_like())
+fn machine(p: &Params) -> Machine {
+    match (p.k, crate::cpu::amd_like()) {
+        (4, true) => Machine::V2Amd,
+        (4, false) | (3, false) => Machine::V2,
+        _ => Machine::V1,
+    }
 }
 
 /// Absorbs `words` (whole 4-byte words), then runs `extra` plain rounds.
 pub(crate) fn run(p: &Params, st: &mut State, words: &[u8], extra: usize) {
-    if second_machine(p) && crate::cpu::amd_like() {
-        v2_amd::run(p, st, words, extra)
-    } else if second_machine(p) {
-        v2::run(p, st, words, extra)
-    } else {
-        v1::run(p, st, words, extra)
+    match machine(p) {
+        Machine::V1 => v1::run(p, st, words, extra),
+        Machine::V2 => v2::run(p, st, words, extra),
+        Machine::V2Amd => v2_amd::run(p, st, words, extra),
     }
 }
 
 /// The G2 stage and the output columns.
 pub(crate) fn g2(p: &Params, st: &State, out: &mut [u8]) {
-    if second_machine(p) && crate::cpu::amd_like() {
-        v2_amd::g2(p, st, out)
-    } else if second_machine(p) {
-        v2::g2(p, st, out)
-    } else {
-        v1::g2(p, st, out)
+    match machine(p) {
+        Machine::V1 => v1::g2(p, st, out),
+        Machine::V2 => v2::g2(p, st, out),
+        Machine::V2Amd => v2_amd::g2(p, st, out),
     }
 }
 
