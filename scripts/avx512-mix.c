@@ -26,11 +26,7 @@
 #include <stdio.h>
 #include <time.h>
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
+#include "clock.h"
 
 #define CLOB "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", \
              "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", \
@@ -87,15 +83,6 @@ LOOP(clmonly, R4(CLM) R4(CLM))
 LOOP(mix4, MIX4)
 LOOP(mix8, MIX8)
 
-__attribute__((noinline)) static double addchain(long n) {
-    double t = now();
-    /* A register source: Golden Cove (Sapphire / Emerald Rapids) folds chains of additions of
-     * an immediate at rename, which made this clock read 23 GHz there. */
-    __asm__ volatile("mov $1,%%ecx\n1:\n.rept 20\nadd %%rcx,%%rax\n.endr\ndec %0\njnz 1b\n"
-                     : "+r"(n) : : "rax", "rcx");
-    return now() - t;
-}
-
 static double best(double (*f)(long), long n) {
     double b = 1e30;
     for (int i = 0; i < 300; i++) {
@@ -107,7 +94,7 @@ static double best(double (*f)(long), long n) {
 
 int main(void) {
     const long n = 20000;
-    double ghz = 20.0 * n / best(addchain, n) / 1e9;
+    double ghz = core_ghz();
     printf("core clock ~%.2f GHz (dependent adds)\n", ghz);
     struct { const char *name; double (*f)(long); } t[] = {
         {"10 VAESENC zmm", base},       {"  + 8 VPXORQ", xor8},

@@ -25,11 +25,7 @@
 #include <stdio.h>
 #include <time.h>
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
+#include "clock.h"
 
 static __m128i T[16];
 #define SH(a, i) _mm_shuffle_epi8(a, T[i])
@@ -63,24 +59,10 @@ LOOP(smix_one_chain, ROUND_HEAD __m128i acc = X3(t0, t1, add); acc = X3(acc, t2,
 LOOP(smix_two_chains, ROUND_HEAD __m128i p = X3(t0, t1, add); __m128i q = X3(t2, t3, t4);
      p = X3(p, t5, t6); q = X3(q, t7, t8); p = X3(p, t9, t10); q = _mm_xor_si128(q, t11);
      x = X3(p, q, t12))
-static double clock_hz(void) {
-    long n = 1000000;
-    double best = 1e9;
-    for (int t = 0; t < 50; t++) {
-        long k = n;
-        double s = now();
-        __asm__ volatile("mov $1,%%ecx\n1:\n.rept 20\nadd %%rcx,%%rax\n.endr\ndec %0\njnz 1b\n"
-                         : "+r"(k) : : "rax", "rcx");
-        s = now() - s;
-        if (s < best) best = s;
-    }
-    return 20.0 * n / best;
-}
-
 int main(void) {
     for (int i = 0; i < 16; i++)
         T[i] = _mm_set_epi8(15 - i % 3, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, i % 16);
-    double hz = clock_hz();
+    double hz = core_ghz() * 1e9;
     long n = 200000;
     __m128i x = _mm_set1_epi32(5), add = _mm_set1_epi32(7);
     printf("core clock %.3f GHz\n", hz / 1e9);

@@ -23,11 +23,8 @@
 #include <stdio.h>
 #include <time.h>
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
+#include "clock.h"
+
 static __m128i T[32];
 #define SH(a, i) _mm_shuffle_epi8(a, T[i])
 #define X _mm_xor_si128
@@ -118,18 +115,7 @@ static double ghz;
 int main(void) {
     for (int i = 0; i < 32; i++)
         T[i] = _mm_set_epi8(i, 3 * i, 5, 7, i + 1, 9, 2, 4, 6, 8, 10, 12, 14, 1, 0, 11);
-    double best = 1e9;
-    for (int r = 0; r < 400; r++) {
-        uint64_t x = r, one = 1;
-        double a = now();
-        /* A register addend: Golden Cove folds chains of immediate additions at rename. */
-        for (long i = 0; i < 100000; i++)
-            __asm__ volatile("add %1,%0\n\tadd %1,%0\n\tadd %1,%0\n\tadd %1,%0"
-                             : "+r"(x) : "r"(one));
-        double d = now() - a;
-        if (d < best) best = d;
-    }
-    ghz = 4e5 / best / 1e9;
+    ghz = core_ghz();
     printf("core clock about %.2f GHz (dependent adds)\n", ghz);
     BENCH("ours", v_ours)
     BENCH("post", v_post)
