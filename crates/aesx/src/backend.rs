@@ -32,10 +32,11 @@
 //! GhashKey::empty(backend) + .init(&Keys)    H = E_K(0), then H^1..H^n in the layout of the
 //!                                            GHASH kernel this backend pairs with, in place
 //! ghash(&GhashKey, acc: &mut u128, data)     acc <- GHASH update over whole blocks
-//! gcm_seal(.., ctr: &[u8; 16], acc, aad, buf) acc <- GHASH update over aad; buf ^= CTR32
+//! gcm_seal(.., ctr, public, acc, aad, buf)   acc <- GHASH update over aad; buf ^= CTR32
 //!                                            keystream from ctr; then acc <- GHASH update
-//!                                            over the ciphertext, whole blocks
-//! gcm_open(.., ctr: &[u8; 16], acc, aad, buf) acc <- GHASH update over aad, then over buf;
+//!                                            over the ciphertext, whole blocks (public: the
+//!                                            inc32 word may be branched on, 12-byte nonce)
+//! gcm_open(.., ctr, public, acc, aad, buf)   acc <- GHASH update over aad, then over buf;
 //!                                            buf ^= keystream
 //! ctr32_xor(.., ctr: &[u8; 16], buf)         buf ^= CTR32 keystream (no hashing)
 //! gcm_finish(.., j0, ctr, acc, tail, ..)     the partial block, lengths block and tag
@@ -809,13 +810,17 @@ pub(crate) fn ghash(gk: &GhashKey, acc: &mut u128, data: &[u8]) {
 
 /// Hashes `aad` (whole blocks, usually empty or one or two) into `acc`, then encrypts whole
 /// blocks with the CTR32 keystream starting at counter block `ctr` and hashes the ciphertext.
-/// One call (and one stack wipe) for both.
+/// One call (and one stack wipe) for both. `public`: `ctr`'s inc32 word is public (the nonce
+/// was 12 bytes, so it counts blocks from 2); false when J0 came from GHASH, so no kernel
+/// branches on it.
+#[allow(clippy::too_many_arguments)]
 #[inline]
 pub(crate) fn gcm_seal(
     backend: Backend,
     keys: &Keys,
     gk: &GhashKey,
     ctr: &[u8; 16],
+    public: bool,
     acc: &mut u128,
     aad: &[u8],
     buf: &mut [u8],
@@ -835,7 +840,7 @@ pub(crate) fn gcm_seal(
             if !aad.is_empty() {
                 ghash_vclmul(h, acc, aad);
             }
-            vclmul_seal_open(backend, k, h, ctr, acc, buf, true);
+            vclmul_seal_open(backend, k, h, ctr, public, acc, buf, true);
             aesni::wipe_stack_gcm();
         }
         _ => {
@@ -846,14 +851,17 @@ pub(crate) fn gcm_seal(
 }
 
 /// The fused VAES + VPCLMULQDQ kernel of [`vaes::gcm`] at the backend's width (zmm on
-/// `vaes512`, ymm on `vaes256`), whole blocks, no stack wipe (the caller wipes).
+/// `vaes512`, ymm on `vaes256`), whole blocks, no stack wipe (the caller wipes). `public`:
+/// the counter's inc32 word is public (a 12-byte nonce), which the ymm loop uses.
 #[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
 #[inline]
 fn vclmul_seal_open(
     backend: Backend,
     k: &aesni::Keys,
     h: &vaes::gcm::Key,
     ctr: &[u8; 16],
+    public: bool,
     acc: &mut u128,
     buf: &mut [u8],
     seal: bool,
@@ -873,9 +881,9 @@ fn vclmul_seal_open(
             aesni::zero_zmm16_31();
         }
     } else if seal {
-        vaes::ymm::gcm_seal(k, h, ctr, acc, buf)
+        vaes::ymm::gcm_seal(k, h, ctr, public, acc, buf)
     } else {
-        vaes::ymm::gcm_open(k, h, ctr, acc, buf)
+        vaes::ymm::gcm_open(k, h, ctr, public, acc, buf)
     }
 }
 
@@ -893,13 +901,16 @@ fn ghash_vclmul(k: &vaes::gcm::Key, acc: &mut u128, data: &[u8]) {
 }
 
 /// Hashes `aad` (whole blocks) and then whole ciphertext blocks into `acc`, and decrypts the
-/// latter with the CTR32 keystream starting at counter block `ctr`.
+/// latter with the CTR32 keystream starting at counter block `ctr` (`public` as for
+/// [`gcm_seal`]).
+#[allow(clippy::too_many_arguments)]
 #[inline]
 pub(crate) fn gcm_open(
     backend: Backend,
     keys: &Keys,
     gk: &GhashKey,
     ctr: &[u8; 16],
+    public: bool,
     acc: &mut u128,
     aad: &[u8],
     buf: &mut [u8],
@@ -919,7 +930,7 @@ pub(crate) fn gcm_open(
             if !aad.is_empty() {
                 ghash_vclmul(h, acc, aad);
             }
-            vclmul_seal_open(backend, k, h, ctr, acc, buf, false);
+            vclmul_seal_open(backend, k, h, ctr, public, acc, buf, false);
             aesni::wipe_stack_gcm();
         }
         _ => {
@@ -1069,6 +1080,7 @@ pub(crate) fn gcm_oneshot(
     gk: &GhashKey,
     j0: &[u8; 16],
     ctr: &[u8; 16],
+    public: bool,
     ctr_tail: &[u8; 16],
     acc: &mut u128,
     aad: &[u8],
@@ -1100,7 +1112,7 @@ pub(crate) fn gcm_oneshot(
                 if !aad.is_empty() {
                     ghash_vclmul(h, acc, aad);
                 }
-                vclmul_seal_open(backend, k, h, ctr, acc, body, seal);
+                vclmul_seal_open(backend, k, h, ctr, public, acc, body, seal);
                 Some(gcm_aesni::finish(
                     k, &h.xmm, j0, ctr_tail, *acc, tail, len, lengths, seal,
                 ))
@@ -1114,9 +1126,9 @@ pub(crate) fn gcm_oneshot(
         }
     }
     if seal {
-        gcm_seal(backend, keys, gk, ctr, acc, aad, body);
+        gcm_seal(backend, keys, gk, ctr, public, acc, aad, body);
     } else {
-        gcm_open(backend, keys, gk, ctr, acc, aad, body);
+        gcm_open(backend, keys, gk, ctr, public, acc, aad, body);
     }
     gcm_finish(
         backend, keys, gk, j0, ctr_tail, acc, tail, len, lengths, seal,
@@ -1464,12 +1476,12 @@ mod tests {
                     let calls: [(&str, &Call<'_>); 7] = [
                         ("gcm-seal", &|b, _| {
                             clear_xmm_registers();
-                            gcm_seal(bk, keys, &gk, &[3; 16], &mut 5, &[], b);
+                            gcm_seal(bk, keys, &gk, &[3; 16], true, &mut 5, &[], b);
                             xmm_registers()
                         }),
                         ("gcm-open", &|b, _| {
                             clear_xmm_registers();
-                            gcm_open(bk, keys, &gk, &[3; 16], &mut 5, &[], b);
+                            gcm_open(bk, keys, &gk, &[3; 16], false, &mut 5, &[], b);
                             xmm_registers()
                         }),
                         ("ctr", &|b, _| {
@@ -1589,21 +1601,23 @@ mod tests {
                             let mut ctr: [u8; 16] = data(16, 77).try_into().unwrap();
                             ctr[12..].copy_from_slice(&low.to_be_bytes());
                             let acc0 = u128::from_le_bytes(data(16, low as u8).try_into().unwrap());
-                            for seal in [true, false] {
+                            for (seal, public) in
+                                [(true, false), (false, false), (true, true), (false, true)]
+                            {
                                 let (mut x, mut y) = (src.clone(), src.clone());
                                 let (mut ax, mut ay) = (acc0, acc0);
                                 if seal {
-                                    gcm_seal(bk, k, gk, &ctr, &mut ax, &[], &mut x);
+                                    gcm_seal(bk, k, gk, &ctr, public, &mut ax, &[], &mut x);
                                     generic_gcm::<true>(sb, sk, &soft_gk, &ctr, &mut ay, &mut y);
                                 } else {
-                                    gcm_open(bk, k, gk, &ctr, &mut ax, &[], &mut x);
+                                    gcm_open(bk, k, gk, &ctr, public, &mut ax, &[], &mut x);
                                     generic_gcm::<false>(sb, sk, &soft_gk, &ctr, &mut ay, &mut y);
                                 }
                                 let what = if seal { "seal" } else { "open" };
                                 let g = gk.kind();
                                 assert_eq!(
                                     x, y,
-                                    "{b}/{g} {what} key={kl} blocks={blocks} ctr={low:x}"
+                                    "{b}/{g} {what} key={kl} blocks={blocks} ctr={low:x} public={public}"
                                 );
                                 assert_eq!(
                                     ax, ay,
@@ -1810,8 +1824,8 @@ mod stack_depth {
             ("vaes ymm seal/open", &|k, g, buf| {
                 if let GhashKey::Vclmul(v) = g {
                     let (k, mut acc) = (hw(k), 1u128);
-                    vaes::ymm::gcm_seal(k, v, &ctr, &mut acc, buf);
-                    vaes::ymm::gcm_open(k, v, &ctr, &mut acc, buf);
+                    vaes::ymm::gcm_seal(k, v, &ctr, true, &mut acc, buf);
+                    vaes::ymm::gcm_open(k, v, &ctr, false, &mut acc, buf);
                 }
             }),
             ("vaes ymm ghash", &|_, g, buf| {

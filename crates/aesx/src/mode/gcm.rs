@@ -330,7 +330,17 @@ impl AesGcm {
     }
 
     /// CTR32 + GHASH over `buf` (any length), sealing or opening; returns the full tag.
-    fn crypt(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8], seal: bool) -> [u8; 16] {
+    /// `public`: the nonce was 12 bytes, so the counter's inc32 word counts blocks from 2 and
+    /// is public (kernels may branch on it); from any other nonce it comes from GHASH under
+    /// the key, and no kernel may.
+    fn crypt(
+        &self,
+        j0: &[u8; 16],
+        public: bool,
+        aad: &[u8],
+        buf: &mut [u8],
+        seal: bool,
+    ) -> [u8; 16] {
         if buf.len() <= backend::SMALL_MSG && aad.len() <= backend::SMALL_AAD {
             return self.crypt_small(j0, aad, buf, seal);
         }
@@ -362,6 +372,7 @@ impl AesGcm {
             &self.k.ghash,
             j0,
             &ctr,
+            public,
             &inc32(&ctr, (whole / 16) as u32),
             &mut acc,
             aad_blocks,
@@ -401,7 +412,7 @@ impl AesGcm {
     ) -> Result<Tag, Error> {
         AesGcm::check_lengths(aad.len(), buf.len())?;
         let j0 = self.j0(nonce)?;
-        let t = self.crypt(&j0, aad, buf, true);
+        let t = self.crypt(&j0, nonce.len() == 12, aad, buf, true);
         Ok(self.tag(t))
     }
 
@@ -442,7 +453,7 @@ impl AesGcm {
         }
         AesGcm::check_lengths(aad.len(), buf.len())?;
         let j0 = self.j0(nonce)?;
-        let mut t = self.crypt(&j0, aad, buf, false);
+        let mut t = self.crypt(&j0, nonce.len() == 12, aad, buf, false);
         let ok = tag_matches(&t, tag);
         t.zeroize();
         Ok(ok)
@@ -543,6 +554,8 @@ struct Stream {
     j0: [u8; 16],
     /// Counter block of the next block not yet started.
     ctr: [u8; 16],
+    /// The nonce was 12 bytes: `ctr`'s inc32 word is public (see [`AesGcm::crypt`]).
+    public: bool,
     acc: u128,
     aad_len: u64,
     msg_len: u64,
@@ -568,6 +581,7 @@ impl Stream {
         let j0 = gcm.j0(nonce)?;
         Ok(Stream {
             ctr: inc32(&j0, 1),
+            public: nonce.len() == 12,
             j0,
             acc: 0,
             aad_len: 0,
@@ -665,9 +679,11 @@ impl Stream {
             let (b, keys) = gcm.k.aes.kernels();
             let aad = aad_tail.as_ref().map_or(&[][..], |b| &b[..]);
             if seal {
-                backend::gcm_seal(b, keys, &gcm.k.ghash, &self.ctr, &mut self.acc, aad, body);
+                let (c, p) = (&self.ctr, self.public);
+                backend::gcm_seal(b, keys, &gcm.k.ghash, c, p, &mut self.acc, aad, body);
             } else {
-                backend::gcm_open(b, keys, &gcm.k.ghash, &self.ctr, &mut self.acc, aad, body);
+                let (c, p) = (&self.ctr, self.public);
+                backend::gcm_open(b, keys, &gcm.k.ghash, c, p, &mut self.acc, aad, body);
             }
             self.ctr = inc32(&self.ctr, (whole / 16) as u32);
         }

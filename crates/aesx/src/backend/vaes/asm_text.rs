@@ -155,6 +155,58 @@ macro_rules! gcm_counters {
     };
 }
 
+/// Round 0 of a ymm GCM batch whose inc32 word is public (a 12-byte nonce: it is the block
+/// index plus 2), in the loop of [`super::gcm_ymm`]: r14 holds register 0's counter blocks as
+/// they are (not byte-reversed) and `{lo}` the inc32 word of its first block. While no block of
+/// the batch, nor register 0's second block after the step, carries out of the counter's last
+/// byte (that byte at most 238 in block 0), each register is r14 plus its offset added to
+/// that byte (at `{c}` + 352 + 32 i) and the step adds 16 to it (at `{c}` + 608): no byte swap.
+/// Otherwise (one batch in 16) r14 is swapped to the byte-reversed form, the batch built as
+/// in [`gcm_counters`] (carries through all four bytes, wrapping as inc32 does) and swapped
+/// back. The branch is on the block index only; a counter that may be secret (J0 from
+/// GHASH) takes [`gcm_counters`], which has none.
+macro_rules! gcm_counters_pub {
+    (y) => {
+        concat!(
+            "cmp {lo:l}, 238\n",
+            "ja 5f\n",
+            gcm_counters_pub!(@be "0"),
+            gcm_counters_pub!(@be "1"),
+            gcm_counters_pub!(@be "2"),
+            gcm_counters_pub!(@be "3"),
+            gcm_counters_pub!(@be "4"),
+            gcm_counters_pub!(@be "5"),
+            gcm_counters_pub!(@be "6"),
+            gcm_counters_pub!(@be "7"),
+            "vpaddd ymm14, ymm14, ymmword ptr [{c} + 608]\n",
+            "6:\n",
+            "add {lo:e}, 16\n",
+        )
+    };
+    // The carrying batches, out of the loop's line (after it; back to `6`).
+    (@slow y) => {
+        concat!(
+            "jmp 7f\n",
+            "5:\n",
+            "vpshufb ymm14, ymm14, ymmword ptr [{c}]\n",
+            gcm_counters!(y),
+            "vpshufb ymm14, ymm14, ymmword ptr [{c}]\n",
+            "jmp 6b\n",
+            "7:\n",
+        )
+    };
+    (@be $i:literal) => {
+        concat!(
+            "vpaddd ymm",
+            $i,
+            ", ymm14, ymmword ptr [{c} + 352 + 32*",
+            $i,
+            "]\n",
+            op2!(y, "pxor", $i, "8"),
+        )
+    };
+}
+
 /// Keystream register `s` XORed with register `i` of the GCM batch at `{out}` into register
 /// `d` (`s` itself, or where seal keeps the ciphertext for the next batch's GHASH), stored
 /// back over that data.

@@ -10,7 +10,8 @@
 //! ymm8     the round key of the current round (VBROADCASTI128 from the schedule)
 //! ymm9-11  GHASH accumulators LO, HI, MI (Karatsuba, lane-wise, unreduced)
 //! ymm12-13 scratch (hashed data, products, reduction)
-//! ymm14    the byte-reversed counters of register 0 (inc32 word in each lane's low dword)
+//! ymm14    the byte-reversed counters of register 0 (inc32 word in each lane's low dword);
+//!          with a public counter, inside the loop, register 0's counter blocks as they are
 //! ymm15    the GHASH state (xmm15; its upper half is zero)
 //! ```
 //!
@@ -58,8 +59,21 @@
 //! Seal hashes the previous batch's ciphertext (`hash = out - 256`), open the batch itself
 //! (`hash = out`: every load of it comes before the stores of the same iteration).
 //!
+//! Public counters (session 20): with a 12-byte nonce the inc32 word is the block index plus 2,
+//! public, and the loop keeps register 0's counter blocks in their own byte order, adding each
+//! register's offset to the last byte (`gcm_counters_pub!`): no VPSHUFB per register, which on
+//! an Intel Golden Cove core (the Sapphire / Emerald Rapids guest; Alder Lake's P-cores run
+//! this backend) shares ports 1 and 5 with VAESENC and VPCLMULQDQ. A batch that would carry out
+//! of that byte (one in 16) branches to the byte-reversed code, out of the loop's line. In
+//! `scripts/gcm-ymm-lab` on that core, the loop without its counter VPSHUFBs ran 64.0 cycles an
+//! iteration against 70.5; the kernel, `aesx bench --ops gcm-enc,gcm-dec --sizes 16K,64K
+//! --keys 128,256 --backends vaes256`, 14 runs alternated with the build before, best: seal and
+//! open 1.02-1.10x (the VM's clock moved during the runs; every cell faster). A counter that
+//! may be secret (J0 from GHASH, any other nonce length) runs the loop without the branch.
+//!
 //! Constant time: the loop count and the round count are public; no branch or address depends
-//! on data, key or counter. No stack is used: key material stays in registers and in the key.
+//! on data or key, and the only branch on the counter is on a public one (above). No stack is
+//! used: key material stays in registers and in the key.
 
 use core::arch::asm;
 use core::arch::x86_64::*;
@@ -69,12 +83,14 @@ use crate::backend::aesni::Keys;
 
 /// Constants, at fixed offsets the assembly uses: the byte-reversal mask (0), the counter
 /// offsets of registers 0..8 (32 + 32 i: `2 i` in the low dword of each lane), the step of one
-/// iteration (288: 16 in each lane) and the reduction constant (320: `x^63 + x^62 + x^57`).
+/// iteration (288: 16 in each lane), the reduction constant (320: `x^63 + x^62 + x^57`), and
+/// for counters kept as they are (`gcm_counters_pub!`) the same offsets (352 + 32 i) and step
+/// (608) added to the last byte of each lane (the top byte of its last dword).
 #[repr(C, align(64))]
-struct Consts([u32; 84]);
+struct Consts([u32; 160]);
 
 const fn consts() -> Consts {
-    let mut c = [0u32; 84];
+    let mut c = [0u32; 160];
     // VPSHUFB mask reversing the 16 bytes of each lane.
     let mut b = 0;
     while b < 32 {
@@ -91,6 +107,14 @@ const fn consts() -> Consts {
     c[76] = 16;
     // 0xc200_0000_0000_0000 in the low qword.
     c[81] = 0xc200_0000;
+    let mut i = 0;
+    while i < 9 {
+        // Registers 0..8 at `2 i` blocks, then the step of 16, in byte 15 of each lane.
+        let d = if i < 8 { 2 * i as u32 } else { 16 };
+        c[88 + 8 * i + 3] = d << 24;
+        c[88 + 8 * i + 7] = d << 24;
+        i += 1;
+    }
     Consts(c)
 }
 
@@ -153,12 +177,12 @@ macro_rules! step {
 
 /// The 16-block loop of [`batches`], register use as in the module's table.
 macro_rules! batches {
-    () => {
+    ($counters:expr) => {
         concat!(
             "2:\n",
             // Round 0: the counter blocks.
             "vbroadcasti128 ymm8, xmmword ptr [{rk}]\n",
-            gcm_counters!(y),
+            $counters,
             // The middle rounds before the last 8 (keys `{rk} + 16` up to `{kend}`).
             "lea {r}, [{rk} + 16]\n",
             "cmp {r}, {kend}\n",
@@ -218,8 +242,11 @@ macro_rules! batches {
 /// Runs `n` (>= 1) 16-block iterations: block `16 i + b` of `out` is XORed with the keystream
 /// of counter `ctr + 16 i + b` (`ctr` as the kernel keeps it: byte-reversed counters of
 /// register 0, lanes +0 and +1), and the 16 blocks at `hash + 256 i` are hashed into `s`
-/// (`hash` is `out - 256` for seal, `out` for open). `rounds` is 10, 12 or 14. Returns the
-/// counters after the last iteration and the new state.
+/// (`hash` is `out - 256` for seal, `out` for open). `rounds` is 10, 12 or 14. `lo` is the
+/// inc32 word of the first counter when it is public (a 12-byte nonce): the loop then builds
+/// most batches' counters without byte swaps (`gcm_counters_pub!`), branching on it; `None`
+/// for a counter that may be secret (no branch). Returns the counters after the last
+/// iteration and the new state.
 ///
 /// # Safety
 ///
@@ -237,6 +264,7 @@ pub(super) unsafe fn batches(
     hash: *const u8,
     out: *mut u8,
     n: usize,
+    lo: Option<u32>,
 ) -> (__m256i, __m128i) {
     debug_assert!(n >= 1 && matches!(rounds, 10 | 12 | 14));
     let base = rk.enc.as_ptr().cast::<u8>();
@@ -245,29 +273,55 @@ pub(super) unsafe fn batches(
     let mut s = s;
     // SAFETY: the caller guarantees the features and the buffer extents; the round keys read
     // are `enc[0..=rounds]` (`kend + 128` is `enc[rounds]`), the powers and Karatsuba halves
-    // read are entries 0..16 of tables of 20; the constants are 336 bytes of `CONSTS`. The
+    // read are entries 0..16 of tables of 20; the constants are 640 bytes of `CONSTS`. The
     // asm uses no stack and clobbers only the registers it names.
     unsafe {
         let kend = base.add(16 * (rounds - 8));
-        asm!(
-            batches!(),
-            rk = in(reg) base,
-            kend = in(reg) kend,
-            r = out(reg) _,
-            pow = in(reg) pow,
-            kara = in(reg) kara,
-            c = in(reg) CONSTS.0.as_ptr(),
-            hash = inout(reg) hash => _,
-            out = inout(reg) out => _,
-            n = inout(reg) n => _,
-            out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
-            out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
-            out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
-            out("ymm12") _, out("ymm13") _,
-            inout("ymm14") c,
-            inout("xmm15") s,
-            options(nostack),
-        );
+        match lo {
+            Some(lo) => asm!(
+                // Counters kept as they are inside the loop, byte-reversed outside it.
+                "vpshufb ymm14, ymm14, ymmword ptr [{c}]\n",
+                batches!(gcm_counters_pub!(y)),
+                gcm_counters_pub!(@slow y),
+                "vpshufb ymm14, ymm14, ymmword ptr [{c}]\n",
+                rk = in(reg) base,
+                kend = in(reg) kend,
+                r = out(reg) _,
+                lo = inout(reg) lo => _,
+                pow = in(reg) pow,
+                kara = in(reg) kara,
+                c = in(reg) CONSTS.0.as_ptr(),
+                hash = inout(reg) hash => _,
+                out = inout(reg) out => _,
+                n = inout(reg) n => _,
+                out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
+                out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
+                out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
+                out("ymm12") _, out("ymm13") _,
+                inout("ymm14") c,
+                inout("xmm15") s,
+                options(nostack),
+            ),
+            None => asm!(
+                batches!(gcm_counters!(y)),
+                rk = in(reg) base,
+                kend = in(reg) kend,
+                r = out(reg) _,
+                pow = in(reg) pow,
+                kara = in(reg) kara,
+                c = in(reg) CONSTS.0.as_ptr(),
+                hash = inout(reg) hash => _,
+                out = inout(reg) out => _,
+                n = inout(reg) n => _,
+                out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
+                out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
+                out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
+                out("ymm12") _, out("ymm13") _,
+                inout("ymm14") c,
+                inout("xmm15") s,
+                options(nostack),
+            ),
+        }
     }
     (c, s)
 }

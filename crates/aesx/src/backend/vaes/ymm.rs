@@ -263,22 +263,24 @@ fn gcm_seal_nr<const NR: usize>(
     k: &Keys,
     h: &gcm::Key,
     ctr: &[u8; 16],
+    public: bool,
     acc: &mut u128,
     buf: &mut [u8],
 ) {
     // SAFETY: the target features above.
-    unsafe { gcm::seal::<__m256i, NR, false, true>(k, h, ctr, acc, buf) }
+    unsafe { gcm::seal::<__m256i, NR, false, true>(k, h, ctr, public, acc, buf) }
 }
 #[target_feature(enable = "avx2,vaes,vpclmulqdq,aes,pclmulqdq,sse4.2")]
 fn gcm_open_nr<const NR: usize>(
     k: &Keys,
     h: &gcm::Key,
     ctr: &[u8; 16],
+    public: bool,
     acc: &mut u128,
     buf: &mut [u8],
 ) {
     // SAFETY: the target features above.
-    unsafe { gcm::open::<__m256i, NR, false, true>(k, h, ctr, acc, buf) }
+    unsafe { gcm::open::<__m256i, NR, false, true>(k, h, ctr, public, acc, buf) }
 }
 #[target_feature(enable = "avx2,vaes,vpclmulqdq,aes,pclmulqdq,sse4.2")]
 fn ghash_inner(h: &gcm::Key, acc: &mut u128, data: &[u8]) {
@@ -286,15 +288,31 @@ fn ghash_inner(h: &gcm::Key, acc: &mut u128, data: &[u8]) {
     unsafe { gcm::ghash::<__m256i, false>(h, acc, data) }
 }
 
-/// Fused CTR32 + GHASH of the ciphertext, whole blocks (see [`gcm`]).
-pub(crate) fn gcm_seal(k: &Keys, h: &gcm::Key, ctr: &[u8; 16], acc: &mut u128, buf: &mut [u8]) {
+/// Fused CTR32 + GHASH of the ciphertext, whole blocks (see [`gcm`]); `public`: the counter's
+/// inc32 word is public (a 12-byte nonce; see [`gcm::seal`]).
+pub(crate) fn gcm_seal(
+    k: &Keys,
+    h: &gcm::Key,
+    ctr: &[u8; 16],
+    public: bool,
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
     // SAFETY: see above.
-    unsafe { by_nr!(k.rounds, gcm_seal_nr(k, h, ctr, acc, buf)) }
+    unsafe { by_nr!(k.rounds, gcm_seal_nr(k, h, ctr, public, acc, buf)) }
 }
-/// GHASH of the ciphertext fused with its CTR32 decryption, whole blocks (see [`gcm`]).
-pub(crate) fn gcm_open(k: &Keys, h: &gcm::Key, ctr: &[u8; 16], acc: &mut u128, buf: &mut [u8]) {
+/// GHASH of the ciphertext fused with its CTR32 decryption, whole blocks (see [`gcm`]);
+/// `public` as for [`gcm_seal`].
+pub(crate) fn gcm_open(
+    k: &Keys,
+    h: &gcm::Key,
+    ctr: &[u8; 16],
+    public: bool,
+    acc: &mut u128,
+    buf: &mut [u8],
+) {
     // SAFETY: see above.
-    unsafe { by_nr!(k.rounds, gcm_open_nr(k, h, ctr, acc, buf)) }
+    unsafe { by_nr!(k.rounds, gcm_open_nr(k, h, ctr, public, acc, buf)) }
 }
 /// GHASH only, whole blocks.
 pub(crate) fn ghash(h: &gcm::Key, acc: &mut u128, data: &[u8]) {

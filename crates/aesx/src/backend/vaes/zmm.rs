@@ -218,7 +218,7 @@ fn gcm_seal_nr<const NR: usize, const SB: bool>(
     buf: &mut [u8],
 ) {
     // SAFETY: the target features above.
-    unsafe { gcm::seal::<__m512i, NR, SB, true>(k, h, ctr, acc, buf) }
+    unsafe { gcm::seal::<__m512i, NR, SB, true>(k, h, ctr, false, acc, buf) }
 }
 /// [`gcm_seal_nr`] with 16-block batches: AMD, messages under [`gcm::WIDE_MIN`] bytes (its own
 /// function, so that its stack frame is not added to the 32-block kernel's).
@@ -231,7 +231,7 @@ fn gcm_seal_short_nr<const NR: usize, const SB: bool>(
     buf: &mut [u8],
 ) {
     // SAFETY: the target features above.
-    unsafe { gcm::seal::<__m512i, NR, SB, false>(k, h, ctr, acc, buf) }
+    unsafe { gcm::seal::<__m512i, NR, SB, false>(k, h, ctr, false, acc, buf) }
 }
 /// [`gcm_open_nr`] with 16-block batches (as [`gcm_seal_short_nr`]).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
@@ -243,7 +243,7 @@ fn gcm_open_short_nr<const NR: usize, const SB: bool>(
     buf: &mut [u8],
 ) {
     // SAFETY: the target features above.
-    unsafe { gcm::open::<__m512i, NR, SB, false>(k, h, ctr, acc, buf) }
+    unsafe { gcm::open::<__m512i, NR, SB, false>(k, h, ctr, false, acc, buf) }
 }
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
 fn gcm_open_nr<const NR: usize, const SB: bool>(
@@ -254,7 +254,7 @@ fn gcm_open_nr<const NR: usize, const SB: bool>(
     buf: &mut [u8],
 ) {
     // SAFETY: the target features above.
-    unsafe { gcm::open::<__m512i, NR, SB, true>(k, h, ctr, acc, buf) }
+    unsafe { gcm::open::<__m512i, NR, SB, true>(k, h, ctr, false, acc, buf) }
 }
 #[cfg(test)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
