@@ -936,58 +936,6 @@ mod tests {
         check("ymm public counter", seal_pub, open_pub, ghash);
     }
 
-    /// The public-counter ymm loop over long messages: its byte-order counters are rebuilt
-    /// wherever a batch (or the step after it) would carry out of the counter's last byte, one
-    /// batch in 16; every start of that byte, and starts that carry through two, three and all
-    /// four bytes of the inc32 word (the 2^32 wrap) inside a message, against the soft kernel.
-    #[test]
-    fn ymm_public_counter_carries() {
-        if !(Backend::Vaes256.is_available() && crate::cpu::features().vpclmulqdq) {
-            std::eprintln!("SKIPPED: this CPU has no VAES + VPCLMULQDQ on ymm");
-            return;
-        }
-        let mut lows: Vec<u32> = (0..=255).collect();
-        lows.extend([
-            0xff05,
-            0xfff0,
-            0x00ff_ff00,
-            0xffff_fe13,
-            0xffff_ff00,
-            0xffff_ffef,
-        ]);
-        for kl in [16, 32] {
-            let key = data(kl, 3);
-            let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
-            let (sb, sk) = soft.kernels();
-            let mut h = [0u8; 16];
-            encrypt_blocks(sb, sk, &mut h);
-            let soft_gk = GhashKey::soft_from_h(&h);
-            let hw = crate::backend::aesni::expand(&key);
-            let mut k = Key::ZERO;
-            k.fill(&h, true);
-            for &low in &lows {
-                // 40 batches and a partial one (the loop runs 39 or 40 iterations).
-                let blocks = 16 * 40 + 3 + (low as usize % 13);
-                let src = data(16 * blocks, low as u8);
-                let mut ctr: [u8; 16] = data(16, 9).try_into().unwrap();
-                ctr[12..].copy_from_slice(&low.to_be_bytes());
-                for seal in [true, false] {
-                    let (mut x, mut y) = (src.clone(), src.clone());
-                    let (mut ax, mut ay) = (7u128, 7u128);
-                    if seal {
-                        super::super::ymm::gcm_seal(&hw, &k, &ctr, true, &mut ax, &mut x);
-                        generic_gcm::<true>(sb, sk, &soft_gk, &ctr, &mut ay, &mut y);
-                    } else {
-                        super::super::ymm::gcm_open(&hw, &k, &ctr, true, &mut ax, &mut x);
-                        generic_gcm::<false>(sb, sk, &soft_gk, &ctr, &mut ay, &mut y);
-                    }
-                    assert!(x == y, "key={kl} low={low:x} seal={seal}: data differ");
-                    assert_eq!(ax, ay, "key={kl} low={low:x} seal={seal}: GHASH state");
-                }
-            }
-        }
-    }
-
     #[test]
     fn zmm_gcm_matches_soft() {
         if !(Backend::Vaes512.is_available() && crate::cpu::features().vpclmulqdq) {
