@@ -277,50 +277,41 @@ pub(super) unsafe fn batches(
     // asm uses no stack and clobbers only the registers it names.
     unsafe {
         let kend = base.add(16 * (rounds - 8));
+        // The loop with either counter code: the same operands, plus `{lo}` for the public one.
+        macro_rules! run {
+            ($($text:expr),+; $($lo:tt)*) => {
+                asm!(
+                    $($text),+,
+                    rk = in(reg) base,
+                    kend = in(reg) kend,
+                    r = out(reg) _,
+                    pow = in(reg) pow,
+                    kara = in(reg) kara,
+                    c = in(reg) CONSTS.0.as_ptr(),
+                    hash = inout(reg) hash => _,
+                    out = inout(reg) out => _,
+                    n = inout(reg) n => _,
+                    $($lo)*
+                    out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
+                    out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
+                    out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
+                    out("ymm12") _, out("ymm13") _,
+                    inout("ymm14") c,
+                    inout("xmm15") s,
+                    options(nostack),
+                )
+            };
+        }
         match lo {
-            Some(lo) => asm!(
+            Some(lo) => run!(
                 // Counters kept as they are inside the loop, byte-reversed outside it.
                 "vpshufb ymm14, ymm14, ymmword ptr [{c}]\n",
                 batches!(gcm_counters_pub!(y)),
                 gcm_counters_pub!(@slow y),
-                "vpshufb ymm14, ymm14, ymmword ptr [{c}]\n",
-                rk = in(reg) base,
-                kend = in(reg) kend,
-                r = out(reg) _,
+                "vpshufb ymm14, ymm14, ymmword ptr [{c}]\n";
                 lo = inout(reg) lo => _,
-                pow = in(reg) pow,
-                kara = in(reg) kara,
-                c = in(reg) CONSTS.0.as_ptr(),
-                hash = inout(reg) hash => _,
-                out = inout(reg) out => _,
-                n = inout(reg) n => _,
-                out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
-                out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
-                out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
-                out("ymm12") _, out("ymm13") _,
-                inout("ymm14") c,
-                inout("xmm15") s,
-                options(nostack),
             ),
-            None => asm!(
-                batches!(gcm_counters!(y)),
-                rk = in(reg) base,
-                kend = in(reg) kend,
-                r = out(reg) _,
-                pow = in(reg) pow,
-                kara = in(reg) kara,
-                c = in(reg) CONSTS.0.as_ptr(),
-                hash = inout(reg) hash => _,
-                out = inout(reg) out => _,
-                n = inout(reg) n => _,
-                out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
-                out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
-                out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
-                out("ymm12") _, out("ymm13") _,
-                inout("ymm14") c,
-                inout("xmm15") s,
-                options(nostack),
-            ),
+            None => run!(batches!(gcm_counters!(y)); ),
         }
     }
     (c, s)
