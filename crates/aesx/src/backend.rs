@@ -874,7 +874,7 @@ fn vclmul_seal_open(
             if seal {
                 vaes::zmm::gcm_seal(k, h, ctr, acc, buf)
             } else {
-                vaes::zmm::gcm_open(k, h, ctr, acc, buf)
+                vaes::zmm::gcm_open(k, h, ctr, public, acc, buf)
             }
             // Round keys and key powers in the registers VZEROALL (in the caller's wipe) does
             // not reach.
@@ -1859,9 +1859,9 @@ mod stack_depth {
                     // Both tunings, whichever the vendor dispatches.
                     unsafe {
                         vaes::zmm::tuned::seal::<true>(k, v, &ctr, &mut acc, buf);
-                        vaes::zmm::tuned::open::<true>(k, v, &ctr, &mut acc, buf);
+                        vaes::zmm::tuned::open::<true>(k, v, &ctr, true, &mut acc, buf);
                         vaes::zmm::tuned::seal::<false>(k, v, &ctr, &mut acc, buf);
-                        vaes::zmm::tuned::open::<false>(k, v, &ctr, &mut acc, buf);
+                        vaes::zmm::tuned::open::<false>(k, v, &ctr, true, &mut acc, buf);
                     }
                 }
             }),

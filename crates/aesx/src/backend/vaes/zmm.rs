@@ -239,22 +239,24 @@ fn gcm_open_short_nr<const NR: usize, const SB: bool>(
     k: &Keys,
     h: &gcm::Key,
     ctr: &[u8; 16],
+    public: bool,
     acc: &mut u128,
     buf: &mut [u8],
 ) {
     // SAFETY: the target features above.
-    unsafe { gcm::open::<__m512i, NR, SB, false>(k, h, ctr, false, acc, buf) }
+    unsafe { gcm::open::<__m512i, NR, SB, false>(k, h, ctr, public, acc, buf) }
 }
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
 fn gcm_open_nr<const NR: usize, const SB: bool>(
     k: &Keys,
     h: &gcm::Key,
     ctr: &[u8; 16],
+    public: bool,
     acc: &mut u128,
     buf: &mut [u8],
 ) {
     // SAFETY: the target features above.
-    unsafe { gcm::open::<__m512i, NR, SB, true>(k, h, ctr, false, acc, buf) }
+    unsafe { gcm::open::<__m512i, NR, SB, true>(k, h, ctr, public, acc, buf) }
 }
 #[cfg(test)]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
@@ -313,15 +315,20 @@ pub(crate) unsafe fn gcm_open(
     k: &Keys,
     h: &gcm::Key,
     ctr: &[u8; 16],
+    public: bool,
     acc: &mut u128,
     buf: &mut [u8],
 ) {
     // SAFETY: the caller checked the features.
     unsafe {
         if crate::cpu::amd_like() && (buf.len() < gcm::WIDE_MIN || !h.wide()) {
-            by_nr_tuned!(k.rounds, false, gcm_open_short_nr(k, h, ctr, acc, buf))
+            by_nr_tuned!(
+                k.rounds,
+                false,
+                gcm_open_short_nr(k, h, ctr, public, acc, buf)
+            )
         } else {
-            by_nr_vendor!(k.rounds, gcm_open_nr(k, h, ctr, acc, buf))
+            by_nr_vendor!(k.rounds, gcm_open_nr(k, h, ctr, public, acc, buf))
         }
     }
 }
@@ -356,15 +363,16 @@ pub(crate) mod tuned {
         k: &Keys,
         h: &gcm::Key,
         c: &[u8; 16],
+        public: bool,
         a: &mut u128,
         b: &mut [u8],
     ) {
         // SAFETY: the caller checked the features.
         unsafe {
             if !SB && (b.len() < gcm::WIDE_MIN || !h.wide()) {
-                by_nr_tuned!(k.rounds, SB, gcm_open_short_nr(k, h, c, a, b))
+                by_nr_tuned!(k.rounds, SB, gcm_open_short_nr(k, h, c, public, a, b))
             } else {
-                by_nr_tuned!(k.rounds, SB, gcm_open_nr(k, h, c, a, b))
+                by_nr_tuned!(k.rounds, SB, gcm_open_nr(k, h, c, public, a, b))
             }
         }
     }
