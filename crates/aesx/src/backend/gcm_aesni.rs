@@ -15,7 +15,7 @@
 //!   lane; `paddd` adds the block index (wrapping mod 2^32: exactly inc32, branch-free, so a
 //!   secret counter is fine) and `pshufb` turns each back into a counter block.
 //!   With a 12-byte nonce the inc32 word counts blocks from 2 and is public: a batch whose 8
-//!   blocks do not carry out of the counter's last byte (all but one in 32) swaps once and adds
+//!   blocks do not carry out of the counter's last byte (31 or 32 in 32) swaps once and adds
 //!   to that byte ([`Ctr`], session 20; on an Intel Golden Cove core, `aesx bench --ops
 //!   gcm-enc,gcm-dec --sizes 1K,16K,64K --keys 128,256 --backends aesni`, 10 runs alternated
 //!   with the build before, best: 1.00-1.05x, most cells 1.02-1.05x).

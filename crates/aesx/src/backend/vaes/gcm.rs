@@ -44,8 +44,8 @@
 //!   With a 12-byte nonce (the inc32 word then counts blocks from 2: public), batches that do
 //!   not carry out of the counter's last byte skip most of those VPSHUFBs (session 20, Intel
 //!   guest): the ymm loop ([`super::gcm_ymm`], 1.02-1.10x) and, on zmm, Intel's decryption
-//!   of AES-128 and -192 ([`batches`], 1.02-1.08x; seal and AES-256 measured no gain and keep
-//!   one path). The AMD zmm loops keep the swaps: they are tuned on a Zen 4 this session did
+//!   of AES-128 and -192 ([`batches`], 1.02-1.09x and 0.99-1.07x; seal and AES-256 measured no
+//!   gain and keep one path). The AMD zmm loops keep the swaps: they are tuned on a Zen 4 this session did
 //!   not have.
 //! - The data XOR is folded into the last round: `aesenclast(x, k ^ d) = aesenclast(x, k) ^ d`.
 //! - Tails (1..15 blocks): the fewest registers that cover them, the last one partial
@@ -512,8 +512,9 @@ impl<V: Vector> Src<V> {
 
 /// `n` (>= 1) full batches with GHASH: batch `i` at `out + 256 i` is encrypted while the 16
 /// blocks at `hash + 256 i` are hashed (see [`batch`]). On ymm the hand-allocated assembly loop
-/// ([`super::gcm_ymm`]; `lo`: the first counter's inc32 word when it is public, see there);
-/// other widths loop over [`batch`]. Returns the next counters and state.
+/// ([`super::gcm_ymm`]); other widths loop over [`batch`]. `lo`: the first counter's inc32
+/// word when it is public (a 12-byte nonce), which the ymm loop and Intel's zmm decryption
+/// branch on; `None` where it may be secret. Returns the next counters and state.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn batches<V: Vector, const NR: usize, const SB: bool, const W: bool>(
@@ -549,8 +550,8 @@ unsafe fn batches<V: Vector, const NR: usize, const SB: bool, const W: bool>(
         // With a public counter, a batch that does not carry out of the counter's last byte
         // builds its counters from one byte swap: zmm on Intel, decryption (`hash == out`),
         // AES-128 and -192 only. IMPLEMENTATION NOTE (session 20, Intel guest, `aesx bench
-        // --backends vaes512`, three sets of 8-10 alternated runs): open AES-128 1.05-1.08x,
-        // AES-192 1.02-1.04x; but seal 0.95-1.02x and AES-256 open 0.92-0.95x (the unrolled
+        // --backends vaes512`, four sets of 8-10 alternated runs): open AES-128 1.02-1.09x,
+        // AES-192 0.99-1.07x; but seal 0.95-1.02x and AES-256 open 0.92-1.00x (the unrolled
         // 13-round batch scheduled worse with two instantiations), so those keep one path.
         let fast_ok = SB && NR != 14 && hash == out.cast_const();
         let last = 0xff - (nb::<V, SB, W>() as u32 - 1);
@@ -762,7 +763,7 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool, const W: b
 }
 
 /// Hashes whole ciphertext blocks into `acc`, then decrypts them with CTR32 from `ctr` (`W` as
-/// for [`seal`]).
+/// for [`seal`]; `public` too, used by the ymm loop and Intel's zmm decryption).
 #[inline(always)]
 pub(crate) unsafe fn open<V: Vector, const NR: usize, const SB: bool, const W: bool>(
     rk: &Keys,
