@@ -24,12 +24,15 @@
 //! ## Features
 //! - `std` (default): implies `alloc`. CPU detection works without it.
 //! - `alloc`: [`Backend::available`] and the `Vec`-returning PKCS#7 helpers.
-//! - `rayon` (off by default): multi-threaded CTR, [`Aes::ctr_xor_at_par`] and
-//!   [`Ctr::apply_keystream_par`].
+//! - `rayon` (off by default): multi-threaded CTR, `Aes::ctr_xor_at_par` and
+//!   `Ctr::apply_keystream_par`.
 //! - `aead` (off by default): `Aes128Gcm`, `Aes192Gcm`, `Aes256Gcm` implementing RustCrypto's
 //!   `aead` 0.6 traits, drop-ins for the `aes-gcm` crate's types. [`AesGcm`] is always there.
-//! - `cipher` (off by default): the RustCrypto `cipher` 0.5 traits on [`rustcrypto::Aes128`],
-//!   [`rustcrypto::Aes192`] and [`rustcrypto::Aes256`], for `ctr`, `cbc`, `cmac`, `aes-gcm`.
+//! - `cipher` (off by default): the RustCrypto `cipher` 0.5 traits on `rustcrypto::Aes128`,
+//!   `rustcrypto::Aes192` and `rustcrypto::Aes256`, for `ctr`, `cbc`, `cmac`, `aes-gcm`.
+//!
+//! (The items of features that are off by default are named here without links, so that the
+//! crate's documentation builds without warnings with any set of features.)
 #![no_std]
 #![cfg_attr(not(target_arch = "x86_64"), forbid(unsafe_code))]
 
