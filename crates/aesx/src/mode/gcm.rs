@@ -330,9 +330,7 @@ impl AesGcm {
     }
 
     /// CTR32 + GHASH over `buf` (any length), sealing or opening; returns the full tag.
-    /// `public`: the nonce was 12 bytes, so the counter's inc32 word counts blocks from 2 and
-    /// is public (kernels may branch on it); from any other nonce it comes from GHASH under
-    /// the key, and no kernel may.
+    /// `public`: [`counter_is_public`] for the nonce.
     fn crypt(
         &self,
         j0: &[u8; 16],
@@ -412,7 +410,7 @@ impl AesGcm {
     ) -> Result<Tag, Error> {
         AesGcm::check_lengths(aad.len(), buf.len())?;
         let j0 = self.j0(nonce)?;
-        let t = self.crypt(&j0, nonce.len() == 12, aad, buf, true);
+        let t = self.crypt(&j0, counter_is_public(nonce), aad, buf, true);
         Ok(self.tag(t))
     }
 
@@ -453,7 +451,7 @@ impl AesGcm {
         }
         AesGcm::check_lengths(aad.len(), buf.len())?;
         let j0 = self.j0(nonce)?;
-        let mut t = self.crypt(&j0, nonce.len() == 12, aad, buf, false);
+        let mut t = self.crypt(&j0, counter_is_public(nonce), aad, buf, false);
         let ok = tag_matches(&t, tag);
         t.zeroize();
         Ok(ok)
@@ -549,12 +547,20 @@ enum Phase {
     Data,
 }
 
+/// Whether the counter's inc32 word is public for this nonce, so that kernels may branch on it
+/// (`backend::gcm_seal`): a 12-byte nonce fills the first 12 bytes of J0 and the word counts
+/// blocks from 2; from any other nonce length J0 comes from GHASH under the key, and no kernel
+/// may branch on it.
+fn counter_is_public(nonce: &[u8]) -> bool {
+    nonce.len() == 12
+}
+
 /// The state of one streamed message, shared by the encryptor and the decryptor.
 struct Stream {
     j0: [u8; 16],
     /// Counter block of the next block not yet started.
     ctr: [u8; 16],
-    /// The nonce was 12 bytes: `ctr`'s inc32 word is public (see [`AesGcm::crypt`]).
+    /// [`counter_is_public`] for the nonce.
     public: bool,
     acc: u128,
     aad_len: u64,
@@ -581,7 +587,7 @@ impl Stream {
         let j0 = gcm.j0(nonce)?;
         Ok(Stream {
             ctr: inc32(&j0, 1),
-            public: nonce.len() == 12,
+            public: counter_is_public(nonce),
             j0,
             acc: 0,
             aad_len: 0,
