@@ -63,7 +63,8 @@
 //! public, and the loop keeps register 0's counter blocks in their own byte order, adding each
 //! register's offset to the last byte (`gcm_counters_pub!`): no VPSHUFB per register, which on
 //! an Intel Golden Cove core (the Sapphire / Emerald Rapids guest; Alder Lake's P-cores run
-//! this backend) shares ports 1 and 5 with VAESENC and VPCLMULQDQ. A batch that would carry out
+//! this backend) competes for the vector ports VAESENC and VPCLMULQDQ use (measured, below;
+//! the ports themselves are not). A batch that would carry out
 //! of that byte (one in 16) branches to the byte-reversed code, out of the loop's line. In
 //! `scripts/gcm-ymm-lab` on that core, the loop without its counter VPSHUFBs ran 64.0 cycles an
 //! iteration against 70.5; the kernel, `aesx bench --ops gcm-enc,gcm-dec --sizes 16K,64K
