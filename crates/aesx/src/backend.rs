@@ -984,7 +984,7 @@ pub(crate) fn gcm_small(
             let mut acc = 0u128;
             ghash(gk, &mut acc, aad);
             let mut ctr = *j0;
-            let c = u32::from_be_bytes(ctr[12..].try_into().unwrap()).wrapping_add(1);
+            let c = inc32_word(&ctr).wrapping_add(1);
             ctr[12..].copy_from_slice(&c.to_be_bytes());
             if !seal {
                 ghash(gk, &mut acc, buf);
@@ -1135,13 +1135,19 @@ pub(crate) fn gcm_oneshot(
     )
 }
 
+/// The inc32 word of a counter block: its last four bytes, big-endian.
+#[inline(always)]
+pub(crate) fn inc32_word(ctr: &[u8; 16]) -> u32 {
+    u32::from_be_bytes([ctr[12], ctr[13], ctr[14], ctr[15]])
+}
+
 /// Blocks per step of the generic GCM kernel (a multiple of every ECB batch width).
 const GENERIC_CHUNK: usize = 32;
 
 /// The counter blocks `ctr, inc32(ctr), ...` for `out.len() / 16` blocks, branch-free.
 #[inline]
 fn ctr32_blocks(ctr: &[u8; 16], out: &mut [u8]) {
-    let c = u32::from_be_bytes(ctr[12..].try_into().unwrap());
+    let c = inc32_word(ctr);
     for (i, b) in out.chunks_exact_mut(16).enumerate() {
         b[..12].copy_from_slice(&ctr[..12]);
         b[12..].copy_from_slice(&c.wrapping_add(i as u32).to_be_bytes());
@@ -1282,6 +1288,18 @@ mod tests {
     //! three full 8-vector batches of the widest backend (so all tail widths are crossed).
     use super::*;
     use crate::Aes;
+
+    /// The GCM reference under `key`: the `soft` backend's `Aes`, its hash key `H = E_K(0)` and
+    /// the software GHASH key for `H` (the kernels' tests here and in `vaes::gcm` compare
+    /// against these).
+    pub(super) fn soft_gcm(key: &[u8]) -> (Aes, [u8; 16], GhashKey) {
+        let soft = Aes::with_backend(key, Backend::Soft).unwrap();
+        let (sb, sk) = soft.kernels();
+        let mut h = [0u8; 16];
+        encrypt_blocks(sb, sk, &mut h);
+        let gk = GhashKey::soft_from_h(&h);
+        (soft, h, gk)
+    }
 
     fn data(n: usize, seed: u8) -> alloc::vec::Vec<u8> {
         (0..n)
@@ -1593,11 +1611,8 @@ mod tests {
         ]);
         for kl in [16, 32] {
             let key = data(kl, 3);
-            let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
+            let (soft, _, soft_gk) = soft_gcm(&key);
             let (sb, sk) = soft.kernels();
-            let mut h = [0u8; 16];
-            encrypt_blocks(sb, sk, &mut h);
-            let soft_gk = GhashKey::soft_from_h(&h);
             for b in Backend::available() {
                 let aes = crate::Aes::with_backend(&key, b).unwrap();
                 let (bk, k) = aes.kernels();
@@ -1634,11 +1649,8 @@ mod tests {
     fn gcm_kernels_match_soft() {
         for kl in [16, 24, 32] {
             let key = data(kl, 3);
-            let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
+            let (soft, h, soft_gk) = soft_gcm(&key);
             let (sb, sk) = soft.kernels();
-            let mut h = [0u8; 16];
-            encrypt_blocks(sb, sk, &mut h);
-            let soft_gk = GhashKey::soft_from_h(&h);
             assert_eq!(soft_gk.kind(), "soft");
             for b in Backend::available() {
                 let aes = crate::Aes::with_backend(&key, b).unwrap();

@@ -476,7 +476,7 @@ fn seal_body<const NR: usize>(
 fn start(ctr: &[u8; 16], public: bool) -> Ctr {
     Ctr {
         c: _mm_shuffle_epi8(ld(ctr), bswap_mask()),
-        public: public.then(|| u32::from_be_bytes([ctr[12], ctr[13], ctr[14], ctr[15]])),
+        public: public.then(|| super::inc32_word(ctr)),
     }
 }
 

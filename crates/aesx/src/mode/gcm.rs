@@ -131,7 +131,7 @@ const AAD_INLINE: usize = 64;
 #[inline]
 fn inc32(ctr: &[u8; 16], n: u32) -> [u8; 16] {
     let mut c = *ctr;
-    let v = u32::from_be_bytes(c[12..].try_into().unwrap()).wrapping_add(n);
+    let v = backend::inc32_word(&c).wrapping_add(n);
     c[12..].copy_from_slice(&v.to_be_bytes());
     c
 }

@@ -67,6 +67,7 @@ use super::{Vector, by_count, load_at, store_at};
 use crate::backend::aesni::Keys;
 use crate::backend::clmul::{self, Prod};
 use crate::backend::ghash_soft::mul_x;
+use crate::backend::inc32_word;
 
 /// Key powers kept: the most blocks of any batch (zmm on AMD, [`nb`]).
 pub(crate) const BATCH: usize = 32;
@@ -668,12 +669,6 @@ unsafe fn setup<V: Vector>(ctr: &[u8; 16]) -> (V, V) {
     }
 }
 
-/// The inc32 word of a counter block (its last four bytes, big-endian).
-#[inline(always)]
-fn inc32_word(ctr: &[u8; 16]) -> u32 {
-    u32::from_be_bytes([ctr[12], ctr[13], ctr[14], ctr[15]])
-}
-
 /// Messages (bytes) from which `vaes512` on AMD runs 32-block batches ([`nb`]); shorter
 /// ones run the 16-block AMD kernel of session 11 (4 zmm registers, ciphertext hashed from
 /// registers), which fuses more of them (in its own function, `zmm::gcm_seal_short_nr`:
@@ -844,8 +839,8 @@ mod tests {
     //! updates cut batches). The zmm tests run only where AVX-512 exists and say so when they
     //! skip.
     use super::*;
-    use crate::Aes;
-    use crate::backend::{Backend, GhashKey, encrypt_blocks, generic_gcm, ghash as soft_ghash};
+    use crate::backend::tests::soft_gcm;
+    use crate::backend::{Backend, generic_gcm, ghash as soft_ghash};
     use std::format;
     use std::vec::Vec;
 
@@ -876,11 +871,8 @@ mod tests {
     fn check(name: &str, seal: Fused, open: Fused, ghash: Hash) {
         for kl in [16, 24, 32] {
             let key = data(kl, 11);
-            let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
+            let (soft, h, soft_gk) = soft_gcm(&key);
             let (sb, sk) = soft.kernels();
-            let mut h = [0u8; 16];
-            encrypt_blocks(sb, sk, &mut h);
-            let soft_gk = GhashKey::soft_from_h(&h);
             let hw = crate::backend::aesni::expand(&key);
             // Keys with H^32..H^17 and without (every kernel must run right with the second,
             // the AMD zmm one by its 16-block batches).
