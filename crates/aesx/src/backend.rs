@@ -872,7 +872,7 @@ fn vclmul_seal_open(
         // AES-NI, AVX2 and SSE4.2 do (`Backend::is_available`).
         unsafe {
             if seal {
-                vaes::zmm::gcm_seal(k, h, ctr, acc, buf)
+                vaes::zmm::gcm_seal(k, h, ctr, public, acc, buf)
             } else {
                 vaes::zmm::gcm_open(k, h, ctr, public, acc, buf)
             }
@@ -1870,9 +1870,9 @@ mod stack_depth {
                     // SAFETY: AVX-512 + VAES (checked above); VPCLMULQDQ (a `Vclmul` key).
                     // Both tunings, whichever the vendor dispatches.
                     unsafe {
-                        vaes::zmm::tuned::seal::<true>(k, v, &ctr, &mut acc, buf);
+                        vaes::zmm::tuned::seal::<true>(k, v, &ctr, true, &mut acc, buf);
                         vaes::zmm::tuned::open::<true>(k, v, &ctr, true, &mut acc, buf);
-                        vaes::zmm::tuned::seal::<false>(k, v, &ctr, &mut acc, buf);
+                        vaes::zmm::tuned::seal::<false>(k, v, &ctr, true, &mut acc, buf);
                         vaes::zmm::tuned::open::<false>(k, v, &ctr, true, &mut acc, buf);
                     }
                 }

@@ -384,6 +384,14 @@ const fn hash_slot<const SB: bool>(r: usize, nv: usize, nr: usize) -> Option<usi
     }
 }
 
+/// How a batch builds its counter blocks (`batch`'s `CTR`): per register, an addition to the
+/// byte-reversed counters and a byte swap; from one byte swap and an addition to the last byte
+/// (no block of the batch carries out of it); or from one byte swap and XORs (the batch's
+/// first counter is a multiple of 16).
+const GENERAL: u8 = 0;
+const NO_CARRY: u8 = 1;
+const ALIGNED: u8 = 2;
+
 /// One full batch of 16 blocks at `out`: `out ^= keystream(c)`, with (if `HASH`) the GHASH of
 /// the 16 blocks of `hash` interleaved into the AES rounds; returns the new state and the
 /// output registers (the first `ZV`: all of a zmm batch, which encryption on AMD hashes next).
@@ -395,7 +403,7 @@ unsafe fn batch<
     const HASH: bool,
     const SB: bool,
     const W: bool,
-    const FAST: bool,
+    const CTR: u8,
 >(
     rk: &Keys,
     k: &Key,
@@ -412,13 +420,24 @@ unsafe fn batch<
     unsafe {
         let k0 = V::round_key(&rk.enc[0]);
         let mut x = [V::zero(); MAXV];
-        if FAST {
+        if CTR == ALIGNED {
+            // The batch's first counter is a multiple of 16 (see [`aligned_head`]), so block
+            // `j`'s counter is the first one with `j` in its last byte: register 0's counters
+            // byte-swapped once, round key 0 added, and each further register one XOR away.
+            debug_assert!(SB && nb::<V, SB, W>() == 16);
+            let w = V::xor(V::shuffle_bytes(c, bs), k0);
+            x[0] = w;
+            for (i, v) in x.iter_mut().enumerate().take(nv).skip(1) {
+                let off = V::splat(_mm_set_epi32(((V::BLOCKS * i) as i32) << 24, 0, 0, 0));
+                *v = V::xor(w, off);
+            }
+        } else if CTR == NO_CARRY {
             // No block of the batch carries out of the counter's last byte (see `batches`):
             // one byte swap, and each register's offset added to that byte.
             let be = V::shuffle_bytes(c, bs);
-            for i in 0..nv {
+            for (i, v) in x.iter_mut().enumerate().take(nv) {
                 let off = V::splat(_mm_set_epi32(((V::BLOCKS * i) as i32) << 24, 0, 0, 0));
-                x[i] = V::xor(V::add32(be, off), k0);
+                *v = V::xor(V::add32(be, off), k0);
             }
         } else {
             for i in 0..nv {
@@ -548,24 +567,37 @@ unsafe fn batches<V: Vector, const NR: usize, const SB: bool, const W: bool>(
             return (core::mem::transmute_copy(&c512), s);
         }
         let inc = step::<V>(nb::<V, SB, W>());
-        // With a public counter, a batch that does not carry out of the counter's last byte
-        // builds its counters from one byte swap: zmm on Intel, decryption (`hash == out`),
-        // AES-128 and -192 only. IMPLEMENTATION NOTE (session 20, Intel guest, `aesx bench
-        // --backends vaes512`, four sets of 8-10 alternated runs): open AES-128 1.02-1.09x,
-        // AES-192 0.99-1.07x; but seal 0.95-1.02x and AES-256 open 0.92-1.00x (the unrolled
-        // 13-round batch scheduled worse with two instantiations), so those keep one path.
-        let fast_ok = SB && NR != 14 && hash == out.cast_const();
-        let last = 0xff - (nb::<V, SB, W>() as u32 - 1);
-        for i in 0..n {
-            let h = Src::Mem(hash.add(w * i));
-            let o = out.add(w * i);
-            let at = (i * nb::<V, SB, W>()) as u32;
-            s = if fast_ok && lo.is_some_and(|l| l.wrapping_add(at) & 0xff <= last) {
-                batch::<V, NR, true, SB, W, true>(rk, k, c, s, h, o, bs).0
-            } else {
-                batch::<V, NR, true, SB, W, false>(rk, k, c, s, h, o, bs).0
-            };
-            c = V::add32(c, inc);
+        // Intel's zmm seal with a public counter that [`aligned_head`] brought to a multiple
+        // of 16: every batch starts at one, and builds its counters with XORs (see [`batch`]).
+        // Decryption (`hash == out`) keeps the loop below, also where its counter happens to
+        // start aligned: its code is then the same as before this path existed (see
+        // `aligned_head` for what the path measured in `open`).
+        if hash != out.cast_const() && aligned::<V, SB, W>(lo) {
+            for i in 0..n {
+                let h = Src::Mem(hash.add(w * i));
+                s = batch::<V, NR, true, SB, W, ALIGNED>(rk, k, c, s, h, out.add(w * i), bs).0;
+                c = V::add32(c, inc);
+            }
+        } else {
+            // Decryption with a public counter: a batch that does not carry out of the
+            // counter's last byte builds its counters from one byte swap: AES-128 and -192
+            // only. IMPLEMENTATION NOTE (session 20, Intel guest, `aesx bench --backends
+            // vaes512`, four sets of 8-10 alternated runs): open AES-128 1.02-1.09x, AES-192
+            // 0.99-1.07x; AES-256 open 0.92-1.00x (the unrolled 13-round batch scheduled worse
+            // with two instantiations), so it keeps one path.
+            let fast_ok = SB && NR != 14 && hash == out.cast_const();
+            let last = 0xff - (nb::<V, SB, W>() as u32 - 1);
+            for i in 0..n {
+                let h = Src::Mem(hash.add(w * i));
+                let o = out.add(w * i);
+                let at = (i * nb::<V, SB, W>()) as u32;
+                s = if fast_ok && lo.is_some_and(|l| l.wrapping_add(at) & 0xff <= last) {
+                    batch::<V, NR, true, SB, W, NO_CARRY>(rk, k, c, s, h, o, bs).0
+                } else {
+                    batch::<V, NR, true, SB, W, GENERAL>(rk, k, c, s, h, o, bs).0
+                };
+                c = V::add32(c, inc);
+            }
         }
         (c, s)
     }
@@ -656,6 +688,64 @@ unsafe fn tail<V: Vector, const NR: usize, const SB: bool, const W: bool, const 
     }
 }
 
+/// Whether Intel's zmm batches may build their counters with XORs alone: the counter is
+/// public (`lo`, its inc32 word: a 12-byte nonce) and a multiple of 16 (see [`aligned_head`]).
+#[inline(always)]
+fn aligned<V: Vector, const SB: bool, const W: bool>(lo: Option<u32>) -> bool {
+    SB && V::BYTES == 64 && nb::<V, SB, W>() == 16 && lo.is_some_and(|l| l % 16 == 0)
+}
+
+/// Messages of at least this many whole blocks after the head take [`aligned_head`].
+const ALIGN_MIN_BLOCKS: usize = 256;
+
+/// Intel's zmm seal with a public counter: seals the blocks before the first counter that is a
+/// multiple of 16 (1..15 blocks, as a tail: not pipelined, one reduction), so that every
+/// batch after them builds its counters without additions or per-register byte swaps (see
+/// [`batch`]); advances `c`, `lo` and `s`, and returns the rest of `buf`. A secret counter
+/// (other nonce lengths), another width or tuning, and messages under [`ALIGN_MIN_BLOCKS`]
+/// (after the head) take no head. With a 12-byte nonce the data starts at counter 2: a head of
+/// 14 blocks.
+///
+/// IMPLEMENTATION NOTE (session 21, Intel guest, family 6 model 167; `aesx bench --ops
+/// gcm-enc,gcm-dec --sizes 1K,4K,8K,16K,64K --keys 128,192,256 --backends vaes512`, 8 runs
+/// alternated with the build before): seal 16 KiB 1.07x / 1.05x / 1.04x (AES-128 / 192 / 256),
+/// 64 KiB 1.10x / 1.08x / 1.06x, 1-8 KiB 1.00-1.05x. With the head from 64 blocks on, 2 KiB
+/// seals ran 0.95-0.96x (the head costs about a batch, and the message ends in a short tail
+/// instead of a whole batch), hence the threshold. Decryption was tried the same way and not
+/// kept: 1.01-1.04x from 8 KiB, but AES-192 at 1-4 KiB 0.83-0.92x and AES-256 at 16-64 KiB
+/// 0.93x (the extra loop changed how the rest of `open` was compiled).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn aligned_head<'a, V: Vector, const NR: usize, const SB: bool, const W: bool>(
+    rk: &Keys,
+    k: &Key,
+    c: &mut V,
+    lo: &mut Option<u32>,
+    s: &mut __m128i,
+    buf: &'a mut [u8],
+    bs: V,
+) -> &'a mut [u8] {
+    let Some(l) = *lo else { return buf };
+    let h = (l.wrapping_neg() % 16) as usize;
+    if !(SB && V::BYTES == 64 && nb::<V, SB, W>() == 16)
+        || h == 0
+        || buf.len() / 16 < h + ALIGN_MIN_BLOCKS
+    {
+        return buf;
+    }
+    let (head, rest) = buf.split_at_mut(16 * h);
+    // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `head` holds 1..15 whole blocks.
+    unsafe {
+        by_count!(
+            h.div_ceil(V::BLOCKS),
+            tail::<V, NR, SB, W>(rk, k, *c, s, head, true, bs)
+        );
+        *c = V::add32(*c, step::<V>(h));
+    }
+    *lo = Some(l.wrapping_add(h as u32));
+    rest
+}
+
 /// The byte-reversal mask in every block, and register 0's byte-reversed counters.
 #[inline(always)]
 unsafe fn setup<V: Vector>(ctr: &[u8; 16]) -> (V, V) {
@@ -700,12 +790,18 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool, const W: b
         let n = nb::<V, SB, W>();
         let inc = step::<V>(n);
         let mut s = clmul::u128_to_m(*acc);
+        let mut lo = public.then(|| inc32_word(ctr));
+        let buf = aligned_head::<V, NR, SB, W>(rk, k, &mut c, &mut lo, &mut s, buf, bs);
         let full = buf.len() / (16 * n);
         let (body, rest) = buf.split_at_mut(16 * n * full);
         let p = body.as_mut_ptr();
         if full > 0 {
             // Prologue: batch 0 encrypted, nothing to hash yet.
-            let (_, mut y) = batch::<V, NR, false, SB, W, false>(rk, k, c, s, Src::Mem(p), p, bs);
+            let (_, mut y) = if aligned::<V, SB, W>(lo) {
+                batch::<V, NR, false, SB, W, ALIGNED>(rk, k, c, s, Src::Mem(p), p, bs)
+            } else {
+                batch::<V, NR, false, SB, W, GENERAL>(rk, k, c, s, Src::Mem(p), p, bs)
+            };
             c = V::add32(c, inc);
             if V::BYTES == 64 && n == 32 {
                 // zmm on AMD: the assembly loop hashes each batch from the registers the
@@ -734,11 +830,12 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool, const W: b
                 // as it left the AES rounds.
                 for i in 1..full {
                     let out = p.add(16 * n * i);
-                    (s, y) = batch::<V, NR, true, SB, W, false>(rk, k, c, s, Src::Regs(y), out, bs);
+                    (s, y) =
+                        batch::<V, NR, true, SB, W, GENERAL>(rk, k, c, s, Src::Regs(y), out, bs);
                     c = V::add32(c, inc);
                 }
             } else if full > 1 {
-                let lo = public.then(|| inc32_word(ctr).wrapping_add(n as u32));
+                let lo = lo.map(|l| l.wrapping_add(n as u32));
                 (c, s) = batches::<V, NR, SB, W>(rk, k, c, s, p, p.add(16 * n), full - 1, bs, lo);
             }
             // Epilogue: hash the last batch (zmm on AMD: from the registers it was computed in).
@@ -774,11 +871,11 @@ pub(crate) unsafe fn open<V: Vector, const NR: usize, const SB: bool, const W: b
         let (bs, mut c) = setup::<V>(ctr);
         let n = nb::<V, SB, W>();
         let mut s = clmul::u128_to_m(*acc);
+        let lo = public.then(|| inc32_word(ctr));
         let full = buf.len() / (16 * n);
         let (body, rest) = buf.split_at_mut(16 * n * full);
         let p = body.as_mut_ptr();
         if full > 0 {
-            let lo = public.then(|| inc32_word(ctr));
             (c, s) = batches::<V, NR, SB, W>(rk, k, c, s, p, p, full, bs, lo);
         }
         by_count!(
@@ -990,12 +1087,23 @@ mod tests {
             // SAFETY: the caller's CPU has AVX-512, VAES and VPCLMULQDQ.
             unsafe { tuned::open::<false>(k, h, c, true, a, b) }
         }
-        let (seal_i, ghash_i) = (tuned::seal::<true>, tuned::ghash::<true>);
-        let (seal_a, ghash_a) = (tuned::seal::<false>, tuned::ghash::<false>);
+        unsafe fn seal_i(k: &Keys, h: &Key, c: &[u8; 16], a: &mut u128, b: &mut [u8]) {
+            // SAFETY: the caller's CPU has AVX-512, VAES and VPCLMULQDQ.
+            unsafe { tuned::seal::<true>(k, h, c, false, a, b) }
+        }
+        unsafe fn seal_i_pub(k: &Keys, h: &Key, c: &[u8; 16], a: &mut u128, b: &mut [u8]) {
+            // SAFETY: the caller's CPU has AVX-512, VAES and VPCLMULQDQ.
+            unsafe { tuned::seal::<true>(k, h, c, true, a, b) }
+        }
+        unsafe fn seal_a(k: &Keys, h: &Key, c: &[u8; 16], a: &mut u128, b: &mut [u8]) {
+            // SAFETY: the caller's CPU has AVX-512, VAES and VPCLMULQDQ.
+            unsafe { tuned::seal::<false>(k, h, c, false, a, b) }
+        }
+        let (ghash_i, ghash_a) = (tuned::ghash::<true>, tuned::ghash::<false>);
         check("zmm (Intel tuning)", seal_i, open_i, ghash_i);
         check(
             "zmm (Intel tuning, public counter)",
-            seal_i,
+            seal_i_pub,
             open_i_pub,
             ghash_i,
         );

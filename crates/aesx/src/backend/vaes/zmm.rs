@@ -214,11 +214,12 @@ fn gcm_seal_nr<const NR: usize, const SB: bool>(
     k: &Keys,
     h: &gcm::Key,
     ctr: &[u8; 16],
+    public: bool,
     acc: &mut u128,
     buf: &mut [u8],
 ) {
     // SAFETY: the target features above.
-    unsafe { gcm::seal::<__m512i, NR, SB, true>(k, h, ctr, false, acc, buf) }
+    unsafe { gcm::seal::<__m512i, NR, SB, true>(k, h, ctr, public, acc, buf) }
 }
 /// [`gcm_seal_nr`] with 16-block batches: AMD, messages under [`gcm::WIDE_MIN`] bytes (its own
 /// function, so that its stack frame is not added to the 32-block kernel's).
@@ -295,6 +296,7 @@ pub(crate) unsafe fn gcm_seal(
     k: &Keys,
     h: &gcm::Key,
     ctr: &[u8; 16],
+    public: bool,
     acc: &mut u128,
     buf: &mut [u8],
 ) {
@@ -303,7 +305,7 @@ pub(crate) unsafe fn gcm_seal(
         if crate::cpu::amd_like() && (buf.len() < gcm::WIDE_MIN || !h.wide()) {
             by_nr_tuned!(k.rounds, false, gcm_seal_short_nr(k, h, ctr, acc, buf))
         } else {
-            by_nr_vendor!(k.rounds, gcm_seal_nr(k, h, ctr, acc, buf))
+            by_nr_vendor!(k.rounds, gcm_seal_nr(k, h, ctr, public, acc, buf))
         }
     }
 }
@@ -345,6 +347,7 @@ pub(crate) mod tuned {
         k: &Keys,
         h: &gcm::Key,
         c: &[u8; 16],
+        public: bool,
         a: &mut u128,
         b: &mut [u8],
     ) {
@@ -353,7 +356,7 @@ pub(crate) mod tuned {
             if !SB && (b.len() < gcm::WIDE_MIN || !h.wide()) {
                 by_nr_tuned!(k.rounds, SB, gcm_seal_short_nr(k, h, c, a, b))
             } else {
-                by_nr_tuned!(k.rounds, SB, gcm_seal_nr(k, h, c, a, b))
+                by_nr_tuned!(k.rounds, SB, gcm_seal_nr(k, h, c, public, a, b))
             }
         }
     }
