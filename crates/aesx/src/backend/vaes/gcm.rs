@@ -534,7 +534,8 @@ impl<V: Vector> Src<V> {
 /// blocks at `hash + 256 i` are hashed (see [`batch`]). On ymm the hand-allocated assembly loop
 /// ([`super::gcm_ymm`]); other widths loop over [`batch`]. `lo`: the first counter's inc32
 /// word when it is public (a 12-byte nonce), which the ymm loop and Intel's zmm decryption
-/// branch on; `None` where it may be secret. Returns the next counters and state.
+/// branch on, and from which Intel's zmm encryption knows that its counters are aligned;
+/// `None` where it may be secret. Returns the next counters and state.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn batches<V: Vector, const NR: usize, const SB: bool, const W: bool>(
@@ -713,7 +714,11 @@ const ALIGN_MIN_BLOCKS: usize = 256;
 /// seals ran 0.95-0.96x (the head costs about a batch, and the message ends in a short tail
 /// instead of a whole batch), hence the threshold. Decryption was tried the same way and not
 /// kept: 1.01-1.04x from 8 KiB, but AES-192 at 1-4 KiB 0.83-0.92x and AES-256 at 16-64 KiB
-/// 0.93x (the extra loop changed how the rest of `open` was compiled).
+/// 0.93x (the extra loop changed how the rest of `open` was compiled; moved into a function
+/// of its own, 0.92-0.95x at 1 KiB). Nor was a hand-written assembly version of the aligned
+/// seal loop (GHASH woven one instruction after each VAESENC, or all before the rounds;
+/// hashed from registers or memory): 0.87-0.94x of LLVM's code for this loop, which issues a
+/// batch's GHASH work first (README, session 21).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn aligned_head<'a, V: Vector, const NR: usize, const SB: bool, const W: bool>(
@@ -772,7 +777,8 @@ pub(crate) const WIDE_MIN: usize = 1024;
 /// Encrypts whole blocks with CTR32 from `ctr`, then hashes the ciphertext into `acc`
 /// (`W`: 32-block batches where [`nb`] allows them; `vaes512` on AMD runs shorter messages
 /// with `W` false, see [`WIDE_MIN`]). `public`: the counter's inc32 word is public (a 12-byte
-/// nonce), so the ymm loop may branch on it (see [`super::gcm_ymm::batches`]).
+/// nonce), so the ymm loop may branch on it (see [`super::gcm_ymm::batches`]) and Intel's zmm
+/// loop may start with a head that aligns it ([`aligned_head`]).
 #[inline(always)]
 pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool, const W: bool>(
     rk: &Keys,
