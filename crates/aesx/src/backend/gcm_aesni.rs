@@ -504,7 +504,8 @@ const ALIGN_MIN_BLOCKS: usize = 64;
 ///
 /// IMPLEMENTATION NOTE (session 21, Intel guest, family 6 model 167; `aesx bench --ops
 /// gcm-enc,gcm-dec --sizes 1K,2K,4K,16K,64K --keys 128,256 --backends aesni`, 8 runs alternated
-/// with the build before): open 1.02-1.06x at every size. Seal the same way measured 0.96-0.98x
+/// with the build before, and again with `--keys 128,192,256`): open 1.03-1.06x from 4 KiB,
+/// 0.99-1.03x at 1 KiB. Seal the same way measured 0.96-0.98x
 /// at 1-2 KiB and 1.00-1.02x from 4 KiB (its head is hashed after it is encrypted, outside the
 /// pipeline, and the message then ends in a tail instead of a whole batch), so seal keeps the
 /// per-batch `NO_CARRY` test.
