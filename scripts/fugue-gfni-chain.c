@@ -25,9 +25,10 @@
  * after it (`c·S(x)[t] = c·S(x[t])` with the affine constant left out of every term, so that a
  * zero byte stays zero, and added once), each term a PSHUFB of x then its own affine; "pre N"
  * sums N such terms, "hybrid N" is the shipped shape with N of its 13 terms made that way. Same
- * guest: one shuffle-affine-XOR 7.2 cycles, pre 2 7.9, pre 4 11.2, pre 6 14.6, pre 8 16.7, pre
- * 10 19.2, hybrid 1-3 17.4-18.1, against 15.4-15.7 for the two-chain round: every affine fed by
- * or feeding another unit adds about 1.7 cycles, though independent affines issue two a cycle.
+ * guest, two runs: one shuffle-affine-XOR 7.2 cycles, pre 2 7.9-8.2, pre 4 11.2-11.6, pre 6
+ * 14.6-14.9, pre 8 16.7-16.9, pre 10 19.2-19.4, hybrid 1-3 17.4-18.4, against 15.4-15.9 for the
+ * two-chain round: every affine fed by or feeding another unit adds about 1.7 cycles, though
+ * independent affines issue two a cycle.
  */
 #include <immintrin.h>
 #include <stdio.h>
