@@ -288,7 +288,9 @@ macro_rules! by_nr_vendor {
     };
 }
 
-/// Fused CTR32 + GHASH of the ciphertext, whole blocks (see [`gcm`]).
+/// Fused CTR32 + GHASH of the ciphertext, whole blocks (see [`gcm`]). `public`: the counter's
+/// inc32 word is public (a 12-byte nonce), so Intel's loop may align it with a short head and
+/// then build its counters with XORs (`gcm::seal`); false where it may be secret.
 ///
 /// # Safety
 /// The CPU must have AVX-512F/BW/VL, VAES, VPCLMULQDQ, PCLMULQDQ, AES-NI and SSE4.2.
@@ -309,7 +311,9 @@ pub(crate) unsafe fn gcm_seal(
         }
     }
 }
-/// GHASH of the ciphertext fused with its CTR32 decryption, whole blocks.
+/// GHASH of the ciphertext fused with its CTR32 decryption, whole blocks. `public` as for
+/// [`gcm_seal`] (Intel's loop then builds the counters of batches that do not carry out of
+/// the last byte with one byte swap).
 ///
 /// # Safety
 /// As for [`gcm_seal`].
