@@ -424,7 +424,7 @@ unsafe fn batch<
             // The batch's first counter is a multiple of 16 (see [`aligned_head`]), so block
             // `j`'s counter is the first one with `j` in its last byte: register 0's counters
             // byte-swapped once, round key 0 added, and each further register one XOR away.
-            debug_assert!(SB && nb::<V, SB, W>() == 16);
+            debug_assert!(aligns::<V, SB, W>());
             let w = V::xor(V::shuffle_bytes(c, bs), k0);
             x[0] = w;
             for (i, v) in x.iter_mut().enumerate().take(nv).skip(1) {
@@ -693,7 +693,12 @@ unsafe fn tail<V: Vector, const NR: usize, const SB: bool, const W: bool, const 
 /// public (`lo`, its inc32 word: a 12-byte nonce) and a multiple of 16 (see [`aligned_head`]).
 #[inline(always)]
 fn aligned<V: Vector, const SB: bool, const W: bool>(lo: Option<u32>) -> bool {
-    SB && V::BYTES == 64 && nb::<V, SB, W>() == 16 && lo.is_some_and(|l| l % 16 == 0)
+    aligns::<V, SB, W>() && lo.is_some_and(|l| l % 16 == 0)
+}
+
+/// Whether this instantiation has the aligned path: Intel's zmm loop, 16 blocks a batch.
+const fn aligns<V: Vector, const SB: bool, const W: bool>() -> bool {
+    SB && V::BYTES == 64 && nb::<V, SB, W>() == 16
 }
 
 /// Messages of at least this many whole blocks after the head take [`aligned_head`].
@@ -732,10 +737,7 @@ unsafe fn aligned_head<'a, V: Vector, const NR: usize, const SB: bool, const W: 
 ) -> &'a mut [u8] {
     let Some(l) = *lo else { return buf };
     let h = (l.wrapping_neg() % 16) as usize;
-    if !(SB && V::BYTES == 64 && nb::<V, SB, W>() == 16)
-        || h == 0
-        || buf.len() / 16 < h + ALIGN_MIN_BLOCKS
-    {
+    if !aligns::<V, SB, W>() || h == 0 || buf.len() / 16 < h + ALIGN_MIN_BLOCKS {
         return buf;
     }
     let (head, rest) = buf.split_at_mut(16 * h);
@@ -1075,49 +1077,51 @@ mod tests {
         // Both tunings, whatever the vendor: the dispatcher picks one by vendor; open with the
         // counter public (the Intel loop branches on it) and not.
         use super::super::zmm::tuned;
-        // Wrappers with `public` fixed; callers (`check`) run them only on this CPU, which has
-        // the features (checked above).
-        unsafe fn open_i(k: &Keys, h: &Key, c: &[u8; 16], a: &mut u128, b: &mut [u8]) {
+        // The kernels with the tuning and `public` fixed; callers (`check`) run them only on
+        // this CPU, which has the features (checked above).
+        unsafe fn seal<const SB: bool, const PUB: bool>(
+            k: &Keys,
+            h: &Key,
+            c: &[u8; 16],
+            a: &mut u128,
+            b: &mut [u8],
+        ) {
             // SAFETY: the caller's CPU has AVX-512, VAES and VPCLMULQDQ.
-            unsafe { tuned::open::<true>(k, h, c, false, a, b) }
+            unsafe { tuned::seal::<SB>(k, h, c, PUB, a, b) }
         }
-        unsafe fn open_i_pub(k: &Keys, h: &Key, c: &[u8; 16], a: &mut u128, b: &mut [u8]) {
+        unsafe fn open<const SB: bool, const PUB: bool>(
+            k: &Keys,
+            h: &Key,
+            c: &[u8; 16],
+            a: &mut u128,
+            b: &mut [u8],
+        ) {
             // SAFETY: the caller's CPU has AVX-512, VAES and VPCLMULQDQ.
-            unsafe { tuned::open::<true>(k, h, c, true, a, b) }
-        }
-        unsafe fn open_a(k: &Keys, h: &Key, c: &[u8; 16], a: &mut u128, b: &mut [u8]) {
-            // SAFETY: the caller's CPU has AVX-512, VAES and VPCLMULQDQ.
-            unsafe { tuned::open::<false>(k, h, c, false, a, b) }
-        }
-        unsafe fn open_a_pub(k: &Keys, h: &Key, c: &[u8; 16], a: &mut u128, b: &mut [u8]) {
-            // SAFETY: the caller's CPU has AVX-512, VAES and VPCLMULQDQ.
-            unsafe { tuned::open::<false>(k, h, c, true, a, b) }
-        }
-        unsafe fn seal_i(k: &Keys, h: &Key, c: &[u8; 16], a: &mut u128, b: &mut [u8]) {
-            // SAFETY: the caller's CPU has AVX-512, VAES and VPCLMULQDQ.
-            unsafe { tuned::seal::<true>(k, h, c, false, a, b) }
-        }
-        unsafe fn seal_i_pub(k: &Keys, h: &Key, c: &[u8; 16], a: &mut u128, b: &mut [u8]) {
-            // SAFETY: the caller's CPU has AVX-512, VAES and VPCLMULQDQ.
-            unsafe { tuned::seal::<true>(k, h, c, true, a, b) }
-        }
-        unsafe fn seal_a(k: &Keys, h: &Key, c: &[u8; 16], a: &mut u128, b: &mut [u8]) {
-            // SAFETY: the caller's CPU has AVX-512, VAES and VPCLMULQDQ.
-            unsafe { tuned::seal::<false>(k, h, c, false, a, b) }
+            unsafe { tuned::open::<SB>(k, h, c, PUB, a, b) }
         }
         let (ghash_i, ghash_a) = (tuned::ghash::<true>, tuned::ghash::<false>);
-        check("zmm (Intel tuning)", seal_i, open_i, ghash_i);
         check(
-            "zmm (Intel tuning, public counter)",
-            seal_i_pub,
-            open_i_pub,
+            "zmm (Intel tuning)",
+            seal::<true, false>,
+            open::<true, false>,
             ghash_i,
         );
-        check("zmm (AMD tuning)", seal_a, open_a, ghash_a);
+        check(
+            "zmm (Intel tuning, public counter)",
+            seal::<true, true>,
+            open::<true, true>,
+            ghash_i,
+        );
+        check(
+            "zmm (AMD tuning)",
+            seal::<false, false>,
+            open::<false, false>,
+            ghash_a,
+        );
         check(
             "zmm (AMD tuning, public counter)",
-            seal_a,
-            open_a_pub,
+            seal::<false, false>,
+            open::<false, true>,
             ghash_a,
         );
     }
