@@ -47,7 +47,7 @@ use core::fmt;
 
 use zeroize::Zeroize;
 
-use crate::backend::{self, Big, GcmKeys};
+use crate::backend::{self, Big, Blocks, GcmKeys};
 use crate::{Aes, Backend, Error, ErrorKind};
 
 /// Largest message under one nonce, in bytes: (2^32 - 2) blocks.
@@ -127,21 +127,40 @@ fn valid_tag_len(n: usize) -> bool {
 /// inside the one-shot data kernel's call.
 const AAD_INLINE: usize = 64;
 
+// Counter, J0 and lengths blocks are computed as big-endian numbers in registers and stored
+// whole ([`backend::put_block`]), never assembled in memory from pieces: the kernels read
+// each with one 16-byte load, which would wait for the pieces to reach the cache.
+
+/// Block `v` (a big-endian number), stored whole.
+#[inline(always)]
+fn block(v: u128) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    backend::put_block(&mut b, v);
+    b
+}
+
+/// Counter block `v` with its last 32 bits increased by `n` mod 2^32 (`inc32`).
+#[inline(always)]
+fn inc32v(v: u128, n: u32) -> u128 {
+    v & !0xffff_ffff | (v as u32).wrapping_add(n) as u128
+}
+
 /// `ctr` with its last 32 bits (big-endian) increased by `n` mod 2^32.
-#[inline]
+#[inline(always)]
 fn inc32(ctr: &[u8; 16], n: u32) -> [u8; 16] {
-    let mut c = *ctr;
-    let v = backend::inc32_word(&c).wrapping_add(n);
-    c[12..].copy_from_slice(&v.to_be_bytes());
-    c
+    block(inc32v(u128::from_be_bytes(*ctr), n))
+}
+
+/// GHASH's final block as a number: the AAD and message lengths in bits, big-endian.
+#[inline(always)]
+fn lengths_value(aad_len: u64, msg_len: u64) -> u128 {
+    ((aad_len * 8) as u128) << 64 | (msg_len * 8) as u128
 }
 
 /// GHASH's final block: the AAD and message lengths in bits, big-endian.
+#[inline(always)]
 fn lengths_block(aad_len: u64, msg_len: u64) -> [u8; 16] {
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&(aad_len * 8).to_be_bytes());
-    b[8..].copy_from_slice(&(msg_len * 8).to_be_bytes());
-    b
+    block(lengths_value(aad_len, msg_len))
 }
 
 /// 1 if the first `got.len()` bytes of `expected` equal `got`, else 0, without a branch or
@@ -250,25 +269,26 @@ impl AesGcm {
             let mut b = [0u8; 16];
             b[..data.len() - whole].copy_from_slice(&data[whole..]);
             self.ghash_whole(acc, &b);
-            b.zeroize();
+            backend::wipe_block(&mut b);
         }
     }
 
-    /// The pre-counter block J0.
-    fn j0(&self, nonce: &[u8]) -> Result<[u8; 16], Error> {
+    /// The pre-counter block J0 as a big-endian number: `nonce || 0^31 || 1` for a 12-byte
+    /// nonce, else GHASH of the zero-padded nonce and its length (whose state, in the
+    /// `u128::from_be_bytes` form the kernels keep, is that number).
+    fn j0(&self, nonce: &[u8]) -> Result<u128, Error> {
         if nonce.is_empty() || nonce.len() as u64 > MAX_NONCE_LEN {
             return Err(Error::new(ErrorKind::InvalidNonceLength));
         }
         if let Ok(n) = <&[u8; 12]>::try_from(nonce) {
-            let mut j = [0u8; 16];
-            j[..12].copy_from_slice(n);
-            j[15] = 1;
-            return Ok(j);
+            let hi = u64::from_be_bytes([n[0], n[1], n[2], n[3], n[4], n[5], n[6], n[7]]);
+            let lo = u32::from_be_bytes([n[8], n[9], n[10], n[11]]);
+            return Ok((hi as u128) << 64 | (lo as u128) << 32 | 1);
         }
         let mut acc = 0u128;
         self.ghash_padded(&mut acc, nonce);
         self.ghash_whole(&mut acc, &lengths_block(0, nonce.len() as u64));
-        Ok(acc.to_be_bytes())
+        Ok(acc)
     }
 
     fn xor_keystream(&self, ctr: &[u8; 16], blocks: &mut [u8]) {
@@ -307,12 +327,18 @@ impl AesGcm {
     /// kernel call for keystream, GHASH and tag.
     fn crypt_small(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8], seal: bool) -> [u8; 16] {
         let (b, keys) = self.k.aes.kernels();
-        let mut a = [0u8; backend::SMALL_AAD];
+        let mut a = Blocks::<{ backend::SMALL_AAD }>::new();
+        let a = &mut a.0;
         a[..aad.len()].copy_from_slice(aad);
-        let mut m = [0u8; backend::SMALL_MSG];
+        let mut m = Blocks::<{ backend::SMALL_MSG }>::new();
+        let m = &mut m.0;
         m[..buf.len()].copy_from_slice(buf);
         let (na, nm) = (aad.len().div_ceil(16) * 16, buf.len().div_ceil(16) * 16);
-        let lengths = lengths_block(aad.len() as u64, buf.len() as u64);
+        let mut lengths = [0u8; 16];
+        backend::put_block(
+            &mut lengths,
+            lengths_value(aad.len() as u64, buf.len() as u64),
+        );
         let t = backend::gcm_small(
             b,
             keys,
@@ -325,28 +351,23 @@ impl AesGcm {
             seal,
         );
         buf.copy_from_slice(&m[..buf.len()]);
-        m.zeroize();
         t
     }
 
     /// CTR32 + GHASH over `buf` (any length), sealing or opening; returns the full tag.
-    /// `public`: [`counter_is_public`] for the nonce.
-    fn crypt(
-        &self,
-        j0: &[u8; 16],
-        public: bool,
-        aad: &[u8],
-        buf: &mut [u8],
-        seal: bool,
-    ) -> [u8; 16] {
+    /// `j0v`: J0 as [`AesGcm::j0`] returns it; `public`: [`counter_is_public`] for the nonce.
+    fn crypt(&self, j0v: u128, public: bool, aad: &[u8], buf: &mut [u8], seal: bool) -> [u8; 16] {
+        let mut j0 = [0u8; 16];
+        backend::put_block(&mut j0, j0v);
         if buf.len() <= backend::SMALL_MSG && aad.len() <= backend::SMALL_AAD {
-            return self.crypt_small(j0, aad, buf, seal);
+            return self.crypt_small(&j0, aad, buf, seal);
         }
         let (b, keys) = self.k.aes.kernels();
         let mut acc = 0u128;
         // Short AAD (a record header, a nonce) goes into the data kernel's call, zero-padded on
         // the stack; longer AAD is hashed by its own call.
-        let mut a = [0u8; AAD_INLINE];
+        let mut a = Blocks::<AAD_INLINE>::new();
+        let a = &mut a.0;
         let aad_blocks: &[u8] = if aad.len().is_multiple_of(16) {
             aad
         } else if aad.len() <= AAD_INLINE {
@@ -356,33 +377,41 @@ impl AesGcm {
             self.ghash_padded(&mut acc, aad);
             &[]
         };
-        let ctr = inc32(j0, 1);
         let whole = buf.len() / 16 * 16;
         let (body, tail) = buf.split_at_mut(whole);
         // The body, the partial block, the lengths block and the tag in one kernel call.
         let t = tail.len();
-        let mut blk = [0u8; 16];
+        let mut blk = Blocks::<16>::new();
+        let blk = &mut blk.0;
         blk[..t].copy_from_slice(tail);
         let n = if t > 0 { 16 } else { 0 };
+        let (mut ctr, mut ctr_tail, mut lengths) = ([0u8; 16], [0u8; 16], [0u8; 16]);
+        backend::put_block(&mut ctr, inc32v(j0v, 1));
+        backend::put_block(
+            &mut ctr_tail,
+            inc32v(j0v, 1u32.wrapping_add((whole / 16) as u32)),
+        );
+        backend::put_block(
+            &mut lengths,
+            lengths_value(aad.len() as u64, (whole + t) as u64),
+        );
         let tag = backend::gcm_oneshot(
             b,
             keys,
             &self.k.ghash,
-            j0,
+            &j0,
             &ctr,
             public,
-            &inc32(&ctr, (whole / 16) as u32),
+            &ctr_tail,
             &mut acc,
             aad_blocks,
             body,
             &mut blk[..n],
             t,
-            &lengths_block(aad.len() as u64, (whole + t) as u64),
+            &lengths,
             seal,
         );
-        a.zeroize();
         tail.copy_from_slice(&blk[..t]);
-        blk.zeroize();
         acc.zeroize();
         tag
     }
@@ -410,7 +439,7 @@ impl AesGcm {
     ) -> Result<Tag, Error> {
         AesGcm::check_lengths(aad.len(), buf.len())?;
         let j0 = self.j0(nonce)?;
-        let t = self.crypt(&j0, counter_is_public(nonce), aad, buf, true);
+        let t = self.crypt(j0, counter_is_public(nonce), aad, buf, true);
         Ok(self.tag(t))
     }
 
@@ -451,9 +480,9 @@ impl AesGcm {
         }
         AesGcm::check_lengths(aad.len(), buf.len())?;
         let j0 = self.j0(nonce)?;
-        let mut t = self.crypt(&j0, counter_is_public(nonce), aad, buf, false);
+        let mut t = self.crypt(j0, counter_is_public(nonce), aad, buf, false);
         let ok = tag_matches(&t, tag);
-        t.zeroize();
+        backend::wipe_block(&mut t);
         Ok(ok)
     }
 
@@ -574,11 +603,11 @@ struct Stream {
 
 impl Drop for Stream {
     fn drop(&mut self) {
-        self.j0.zeroize();
-        self.ctr.zeroize();
+        backend::wipe_block(&mut self.j0);
+        backend::wipe_block(&mut self.ctr);
         self.acc.zeroize();
-        self.part.zeroize();
-        self.ks.zeroize();
+        backend::wipe_block(&mut self.part);
+        backend::wipe_block(&mut self.ks);
     }
 }
 
@@ -586,9 +615,9 @@ impl Stream {
     fn new(gcm: &AesGcm, nonce: &[u8]) -> Result<Stream, Error> {
         let j0 = gcm.j0(nonce)?;
         Ok(Stream {
-            ctr: inc32(&j0, 1),
+            ctr: block(inc32v(j0, 1)),
             public: counter_is_public(nonce),
-            j0,
+            j0: block(j0),
             acc: 0,
             aad_len: 0,
             msg_len: 0,
@@ -694,7 +723,7 @@ impl Stream {
             self.ctr = inc32(&self.ctr, (whole / 16) as u32);
         }
         if let Some(b) = &mut aad_tail {
-            b.zeroize();
+            backend::wipe_block(b);
         }
         if !tail.is_empty() {
             self.ks = [0; 16];
@@ -864,7 +893,7 @@ impl<K: Borrow<AesGcm>> GcmDecryptor<K> {
         }
         let mut t = self.st.finish(self.key.borrow());
         let ok = tag_matches(&t, tag);
-        t.zeroize();
+        backend::wipe_block(&mut t);
         // The one branch on the tag check: its result is public.
         if ok == 1 {
             Ok(())
@@ -881,7 +910,7 @@ impl<K: Borrow<AesGcm>> GcmDecryptor<K> {
         }
         let mut t = self.st.finish(gcm);
         let ok = tag_matches(&t, tag);
-        t.zeroize();
+        backend::wipe_block(&mut t);
         Ok(ok)
     }
 }
