@@ -139,6 +139,51 @@ fn block(v: u128) -> [u8; 16] {
     b
 }
 
+/// The first `s.len() <= 16` bytes of a block, zero-padded, as a big-endian number, read with
+/// loads of 8, 4 or 1 bytes inside `s` (the length is public). A partial block copied into a
+/// zeroed buffer and then read whole would wait on the copy's stores, as above.
+#[inline(always)]
+fn partial_value(s: &[u8]) -> u128 {
+    let n = s.len();
+    debug_assert!(n <= 16);
+    let be64 = |i: usize| u64::from_be_bytes(s[i..i + 8].try_into().expect("8 bytes"));
+    let be32 = |i: usize| u32::from_be_bytes(s[i..i + 4].try_into().expect("4 bytes")) as u64;
+    if n >= 8 {
+        // Bytes 8..n are the last n - 8 of the 8 ending at n.
+        let lo = if n > 8 {
+            be64(n - 8) << (8 * (16 - n))
+        } else {
+            0
+        };
+        (be64(0) as u128) << 64 | lo as u128
+    } else {
+        let hi = if n >= 4 {
+            // Two 4-byte words that overlap where n < 8; the bytes they share are equal.
+            be32(0) << 32 | be32(n - 4) << (8 * (8 - n))
+        } else {
+            s.iter()
+                .enumerate()
+                .fold(0, |x, (i, &b)| x | (b as u64) << (56 - 8 * i))
+        };
+        (hi as u128) << 64
+    }
+}
+
+/// Copies `src` into the zeroed blocks `dst` (at least `src.len()` bytes, rounded up to
+/// blocks), each block with one store: whole blocks as 16-byte copies, the partial one
+/// through [`partial_value`].
+#[inline(always)]
+fn fill_blocks(dst: &mut [u8], src: &[u8]) {
+    let whole = src.len() / 16 * 16;
+    for (d, s) in dst[..whole].chunks_exact_mut(16).zip(src.chunks_exact(16)) {
+        d.copy_from_slice(s);
+    }
+    if whole < src.len() {
+        let d: &mut [u8; 16] = (&mut dst[whole..whole + 16]).try_into().expect("a block");
+        backend::put_block(d, partial_value(&src[whole..]));
+    }
+}
+
 /// Counter block `v` with its last 32 bits increased by `n` mod 2^32 (`inc32`).
 #[inline(always)]
 fn inc32v(v: u128, n: u32) -> u128 {
@@ -266,8 +311,7 @@ impl AesGcm {
             self.ghash_whole(acc, &data[..whole]);
         }
         if whole < data.len() {
-            let mut b = [0u8; 16];
-            b[..data.len() - whole].copy_from_slice(&data[whole..]);
+            let mut b = block(partial_value(&data[whole..]));
             self.ghash_whole(acc, &b);
             backend::wipe_block(&mut b);
         }
@@ -329,10 +373,10 @@ impl AesGcm {
         let (b, keys) = self.k.aes.kernels();
         let mut a = Blocks::<{ backend::SMALL_AAD }>::new();
         let a = &mut a.0;
-        a[..aad.len()].copy_from_slice(aad);
+        fill_blocks(a, aad);
         let mut m = Blocks::<{ backend::SMALL_MSG }>::new();
         let m = &mut m.0;
-        m[..buf.len()].copy_from_slice(buf);
+        fill_blocks(m, buf);
         let (na, nm) = (aad.len().div_ceil(16) * 16, buf.len().div_ceil(16) * 16);
         let mut lengths = [0u8; 16];
         backend::put_block(
@@ -371,7 +415,7 @@ impl AesGcm {
         let aad_blocks: &[u8] = if aad.len().is_multiple_of(16) {
             aad
         } else if aad.len() <= AAD_INLINE {
-            a[..aad.len()].copy_from_slice(aad);
+            fill_blocks(a, aad);
             &a[..aad.len().div_ceil(16) * 16]
         } else {
             self.ghash_padded(&mut acc, aad);
@@ -383,7 +427,7 @@ impl AesGcm {
         let t = tail.len();
         let mut blk = Blocks::<16>::new();
         let blk = &mut blk.0;
-        blk[..t].copy_from_slice(tail);
+        fill_blocks(blk, tail);
         let n = if t > 0 { 16 } else { 0 };
         let (mut ctr, mut ctr_tail, mut lengths) = ([0u8; 16], [0u8; 16], [0u8; 16]);
         backend::put_block(&mut ctr, inc32v(j0v, 1));
@@ -663,11 +707,7 @@ impl Stream {
             return None;
         }
         let off = (self.aad_len % 16) as usize;
-        let tail = (off != 0).then(|| {
-            let mut b = [0u8; 16];
-            b[..off].copy_from_slice(&self.part[..off]);
-            b
-        });
+        let tail = (off != 0).then(|| block(partial_value(&self.part[..off])));
         self.part = [0; 16];
         self.phase = Phase::Data;
         tail

@@ -254,3 +254,32 @@ fn finish_truncated_checks_the_leading_bytes() {
         }
     }
 }
+
+/// `partial_value` and `fill_blocks` against copying into a zeroed buffer, for every length of
+/// a partial block and of a short-message buffer, with bytes that differ from their neighbours
+/// (an overlapping word placed one byte off changes the result).
+#[test]
+fn partial_blocks_read_exactly_their_bytes() {
+    let src: Vec<u8> = (0..80u8)
+        .map(|i| i.wrapping_mul(37).wrapping_add(11))
+        .collect();
+    for n in 0..=16 {
+        for off in [0, 1, 7] {
+            let s = &src[off..off + n];
+            let mut want = [0u8; 16];
+            want[..n].copy_from_slice(s);
+            assert_eq!(
+                partial_value(s),
+                u128::from_be_bytes(want),
+                "{n} bytes at {off}"
+            );
+        }
+    }
+    for n in 0..=80 {
+        let mut want = [0u8; 80];
+        want[..n].copy_from_slice(&src[..n]);
+        let mut got = [0u8; 80];
+        fill_blocks(&mut got[..n.div_ceil(16) * 16], &src[..n]);
+        assert_eq!(got, want, "{n} bytes");
+    }
+}
