@@ -107,6 +107,25 @@ pub(crate) fn st_at(buf: &mut [u8], i: usize, v: __m128i) {
     st((&mut buf[16 * i..16 * i + 16]).try_into().unwrap(), v)
 }
 
+/// A block whose first `n <= 16` bytes are 0xff and the rest zero: ANDed with the last block
+/// of a message that ends inside it, it zeroes the padding in a register, where writing zeros
+/// into the stored block and reading it back would stall the read behind the byte stores. `n`
+/// is a length (public); the table holds no secret.
+#[inline]
+#[target_feature(enable = "pclmulqdq,sse4.2")]
+pub(crate) fn keep_mask(n: usize) -> __m128i {
+    static ONES_THEN_ZEROS: [u8; 32] = {
+        let mut t = [0u8; 32];
+        let mut i = 0;
+        while i < 16 {
+            t[i] = 0xff;
+            i += 1;
+        }
+        t
+    };
+    ld(ONES_THEN_ZEROS[16 - n..32 - n].try_into().unwrap())
+}
+
 /// The `pshufb` mask that reverses the 16 bytes of a block (GCM block <-> POLYVAL element,
 /// and big-endian counter block <-> little-endian counter lanes).
 #[inline]

@@ -35,7 +35,7 @@ use core::arch::x86_64::*;
 
 use super::aesni::Keys;
 use super::clmul::{
-    self, Key as HKey, POWERS, Prod, bswap_mask, ld, ld_at, m_to_u128, st_at, u128_to_m,
+    self, Key as HKey, POWERS, Prod, bswap_mask, keep_mask, ld, ld_at, m_to_u128, st_at, u128_to_m,
 };
 
 const LANES: usize = 8;
@@ -311,14 +311,22 @@ fn small_lanes<const NR: usize, const W: usize>(
         x = x.map(|v| _mm_aesenc_si128(v, kr));
     }
     let kl = rk(k, NR);
-    for i in 0..n {
-        let d = _mm_xor_si128(ld_at(buf, i), kl);
-        st_at(buf, i, _mm_aesenclast_si128(x[i + 1], d));
-    }
-    if seal {
-        buf[len..].fill(0);
+    if !seal {
         for i in 0..n {
-            hash(&mut p, ld_at(buf, i));
+            let d = _mm_xor_si128(ld_at(buf, i), kl);
+            st_at(buf, i, _mm_aesenclast_si128(x[i + 1], d));
+        }
+    } else {
+        for i in 0..n {
+            let d = _mm_xor_si128(ld_at(buf, i), kl);
+            let mut c = _mm_aesenclast_si128(x[i + 1], d);
+            if i == n - 1 {
+                // The padding (keystream, as the input's is zero) zeroed in the register:
+                // the ciphertext is hashed zero-padded, from here.
+                c = _mm_and_si128(c, keep_mask(len - 16 * i));
+            }
+            hash(&mut p, c);
+            st_at(buf, i, c);
         }
     }
     hash(&mut p, ld(lengths));
@@ -392,11 +400,13 @@ fn finish_inner<const NR: usize>(
             hash(&mut p, ld_at(tail, 0));
         }
         let d = _mm_xor_si128(ld_at(tail, 0), kl);
-        st_at(tail, 0, _mm_aesenclast_si128(x[1], d));
+        let mut c = _mm_aesenclast_si128(x[1], d);
         if seal {
-            tail[len..].fill(0);
-            hash(&mut p, ld_at(tail, 0));
+            // The padding zeroed in the register (see `small_lanes`).
+            c = _mm_and_si128(c, keep_mask(len));
+            hash(&mut p, c);
         }
+        st_at(tail, 0, c);
     }
     hash(&mut p, ld(lengths));
     let s = _mm_shuffle_epi8(p.reduce(), bs);
