@@ -1241,6 +1241,13 @@ fn ctr32_blocks(ctr: &[u8; 16], out: &mut [u8]) {
 /// `buf ^= E(ctr) || E(inc32(ctr)) || ...` (whole blocks), on any backend: ECB over counter
 /// blocks. Used for partial blocks and by the generic kernel.
 pub(crate) fn ctr32_xor(backend: Backend, keys: &Keys, ctr: &[u8; 16], buf: &mut [u8]) {
+    // One block (a streamed message's partial block) has no counter step, so the 128-bit CTR
+    // kernel gives the same keystream, and on the hardware backends its short path runs in
+    // assembly with no stack to wipe, where this path fills and wipes a 512-byte scratch and
+    // wipes the stack after ECB (session 22: a 100-byte streamed seal 1.3x faster).
+    if buf.len() == 16 {
+        return ctr_xor(backend, keys, u128::from_be_bytes(*ctr), buf);
+    }
     ctr32_xor_with(&mut Keystream::default(), backend, keys, ctr, buf);
 }
 
