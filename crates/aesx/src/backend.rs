@@ -1068,6 +1068,43 @@ pub(crate) fn gcm_finish(
     t
 }
 
+/// [`gcm_finish`] for a streamed message whose last, partial block `part` (its first `len`
+/// bytes; the rest zero) is already encrypted and still to be hashed. On the hardware
+/// backends one call hashes it, the lengths block and makes the tag: the finishing kernel
+/// hashes a ciphertext block before decrypting it, so `part` goes in as one (a copy; the
+/// decryption lands in that copy, wiped on return). Elsewhere GHASH takes `part` first.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gcm_finish_part(
+    backend: Backend,
+    keys: &Keys,
+    gk: &GhashKey,
+    j0: &[u8; 16],
+    acc: &mut u128,
+    part: &[u8; 16],
+    len: usize,
+    lengths: &[u8; 16],
+) -> [u8; 16] {
+    debug_assert!(len > 0 && len < 16);
+    #[cfg(target_arch = "x86_64")]
+    {
+        let xmm = match gk {
+            GhashKey::Clmul(h) => Some(h),
+            GhashKey::Vclmul(h) => Some(&h.xmm),
+            _ => None,
+        };
+        if let (Keys::Hw(k), Some(h)) = (keys, xmm) {
+            let mut copy = Blocks::<16>::new();
+            copy.0.copy_from_slice(part);
+            let t = gcm_aesni::finish(k, h, j0, j0, *acc, &mut copy.0, len, lengths, false);
+            aesni::wipe_stack_gcm();
+            *acc = 0;
+            return t;
+        }
+    }
+    ghash(gk, acc, part);
+    gcm_finish(backend, keys, gk, j0, j0, acc, &mut [], 0, lengths, true)
+}
+
 /// A whole one-shot message after J0: [`gcm_seal`] / [`gcm_open`] of `aad` and `body` from
 /// counter block `ctr`, then [`gcm_finish`] of the partial block `tail` (counter `ctr_tail`),
 /// lengths and tag. On the hardware backends the kernels run back to back from this frame

@@ -784,11 +784,25 @@ impl Stream {
             gcm.ghash_whole(&mut self.acc, &b);
         }
         let off = (self.msg_len % 16) as usize;
-        if off != 0 {
-            self.part[off..].fill(0);
-            gcm.ghash_whole(&mut self.acc, &self.part);
+        if off == 0 {
+            return gcm.tag16(&self.j0, &mut self.acc, self.aad_len, self.msg_len);
         }
-        gcm.tag16(&self.j0, &mut self.acc, self.aad_len, self.msg_len)
+        // The partial block is hashed in the tag's call (one kernel call and stack wipe).
+        self.part[off..].fill(0);
+        let (b, keys) = gcm.k.aes.kernels();
+        let lengths = lengths_block(self.aad_len, self.msg_len);
+        let t = backend::gcm_finish_part(
+            b,
+            keys,
+            &gcm.k.ghash,
+            &self.j0,
+            &mut self.acc,
+            &self.part,
+            off,
+            &lengths,
+        );
+        self.acc.zeroize();
+        t
     }
 }
 
