@@ -404,7 +404,11 @@ impl AesGcm {
         let mut j0 = [0u8; 16];
         backend::put_block(&mut j0, j0v);
         if buf.len() <= backend::SMALL_MSG && aad.len() <= backend::SMALL_AAD {
-            return self.crypt_small(&j0, aad, buf, seal);
+            let t = self.crypt_small(&j0, aad, buf, seal);
+            if !public {
+                backend::wipe_block(&mut j0);
+            }
+            return t;
         }
         let (b, keys) = self.k.aes.kernels();
         let mut acc = 0u128;
@@ -457,6 +461,13 @@ impl AesGcm {
         );
         tail.copy_from_slice(&blk[..t]);
         acc.zeroize();
+        // J0 and the counters come from H when the nonce is not 12 bytes (`public` is false):
+        // then they are wiped, as `Stream` wipes its own. A 12-byte nonce's are public.
+        if !public {
+            for b in [&mut j0, &mut ctr, &mut ctr_tail] {
+                backend::wipe_block(b);
+            }
+        }
         tag
     }
 
