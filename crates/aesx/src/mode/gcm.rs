@@ -798,8 +798,9 @@ impl Stream {
         if off == 0 {
             return gcm.tag16(&self.j0, &mut self.acc, self.aad_len, self.msg_len);
         }
-        // The partial block is hashed in the tag's call (one kernel call and stack wipe).
-        self.part[off..].fill(0);
+        // The partial block is hashed in the tag's call (one kernel call and stack wipe),
+        // zero-padded in a register and stored whole (see `partial_value`).
+        let mut part = block(partial_value(&self.part[..off]));
         let (b, keys) = gcm.k.aes.kernels();
         let lengths = lengths_block(self.aad_len, self.msg_len);
         let t = backend::gcm_finish_part(
@@ -808,10 +809,11 @@ impl Stream {
             &gcm.k.ghash,
             &self.j0,
             &mut self.acc,
-            &self.part,
+            &part,
             off,
             &lengths,
         );
+        backend::wipe_block(&mut part);
         self.acc.zeroize();
         t
     }
