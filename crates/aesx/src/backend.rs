@@ -671,6 +671,18 @@ impl GcmKeys {
 }
 
 impl GhashKey {
+    /// The PCLMULQDQ (xmm) key, which the xmm short-message and finishing kernels take: the
+    /// key itself, or the one a VPCLMULQDQ key carries.
+    #[cfg(target_arch = "x86_64")]
+    #[inline]
+    fn xmm(&self) -> Option<&clmul::Key> {
+        match self {
+            GhashKey::Clmul(h) => Some(h),
+            GhashKey::Vclmul(h) => Some(&h.xmm),
+            _ => None,
+        }
+    }
+
     /// An all-zero key of the layout `backend` pairs with on this CPU, for [`GhashKey::init`]
     /// (built where it will live, then filled: a key is never moved, so no copy is left).
     #[inline]
@@ -974,44 +986,35 @@ pub(crate) fn gcm_small(
 ) -> [u8; 16] {
     debug_assert!(aad.len() <= SMALL_AAD && aad.len().is_multiple_of(16));
     debug_assert!(buf.len() <= SMALL_MSG && buf.len().is_multiple_of(16) && len <= buf.len());
-    match (keys, gk) {
-        #[cfg(target_arch = "x86_64")]
-        (Keys::Hw(k), GhashKey::Clmul(h)) => {
-            let t = gcm_aesni::small(k, h, j0, aad, buf, len, lengths, seal);
-            aesni::wipe_stack_gcm();
-            t
-        }
-        // Short messages: the xmm kernel (one AES pass of 2-8 lanes, one reduction).
-        #[cfg(target_arch = "x86_64")]
-        (Keys::Hw(k), GhashKey::Vclmul(h)) => {
-            let t = gcm_aesni::small(k, &h.xmm, j0, aad, buf, len, lengths, seal);
-            aesni::wipe_stack_gcm();
-            t
-        }
-        _ => {
-            let mut acc = 0u128;
-            ghash(gk, &mut acc, aad);
-            let mut ctr = *j0;
-            let c = inc32_word(&ctr).wrapping_add(1);
-            ctr[12..].copy_from_slice(&c.to_be_bytes());
-            if !seal {
-                ghash(gk, &mut acc, buf);
-            }
-            ctr32_xor(backend, keys, &ctr, buf);
-            if seal {
-                buf[len..].fill(0);
-                ghash(gk, &mut acc, buf);
-            }
-            ghash(gk, &mut acc, lengths);
-            let mut t = *j0;
-            encrypt_blocks(backend, keys, &mut t);
-            t.iter_mut()
-                .zip(acc.to_be_bytes())
-                .for_each(|(x, y)| *x ^= y);
-            zeroize::Zeroize::zeroize(&mut acc);
-            t
-        }
+    // Short messages: the xmm kernel (one AES pass of 2-8 lanes, one reduction), with a
+    // VPCLMULQDQ key too.
+    #[cfg(target_arch = "x86_64")]
+    if let (Keys::Hw(k), Some(h)) = (keys, gk.xmm()) {
+        let t = gcm_aesni::small(k, h, j0, aad, buf, len, lengths, seal);
+        aesni::wipe_stack_gcm();
+        return t;
     }
+    let mut acc = 0u128;
+    ghash(gk, &mut acc, aad);
+    let mut ctr = *j0;
+    let c = inc32_word(&ctr).wrapping_add(1);
+    ctr[12..].copy_from_slice(&c.to_be_bytes());
+    if !seal {
+        ghash(gk, &mut acc, buf);
+    }
+    ctr32_xor(backend, keys, &ctr, buf);
+    if seal {
+        buf[len..].fill(0);
+        ghash(gk, &mut acc, buf);
+    }
+    ghash(gk, &mut acc, lengths);
+    let mut t = *j0;
+    encrypt_blocks(backend, keys, &mut t);
+    t.iter_mut()
+        .zip(acc.to_be_bytes())
+        .for_each(|(x, y)| *x ^= y);
+    zeroize::Zeroize::zeroize(&mut acc);
+    t
 }
 
 /// The end of a message in one call: `tail` is the trailing partial block zero-padded to 16
@@ -1035,18 +1038,11 @@ pub(crate) fn gcm_finish(
 ) -> [u8; 16] {
     debug_assert!((tail.len() == 16 && len < 16) || (tail.is_empty() && len == 0));
     #[cfg(target_arch = "x86_64")]
-    {
-        let xmm = match gk {
-            GhashKey::Clmul(h) => Some(h),
-            GhashKey::Vclmul(h) => Some(&h.xmm),
-            _ => None,
-        };
-        if let (Keys::Hw(k), Some(h)) = (keys, xmm) {
-            let t = gcm_aesni::finish(k, h, j0, ctr, *acc, tail, len, lengths, seal);
-            aesni::wipe_stack_gcm();
-            *acc = 0;
-            return t;
-        }
+    if let (Keys::Hw(k), Some(h)) = (keys, gk.xmm()) {
+        let t = gcm_aesni::finish(k, h, j0, ctr, *acc, tail, len, lengths, seal);
+        aesni::wipe_stack_gcm();
+        *acc = 0;
+        return t;
     }
     if !tail.is_empty() {
         if !seal {
@@ -1086,20 +1082,22 @@ pub(crate) fn gcm_finish_part(
 ) -> [u8; 16] {
     debug_assert!(len > 0 && len < 16);
     #[cfg(target_arch = "x86_64")]
-    {
-        let xmm = match gk {
-            GhashKey::Clmul(h) => Some(h),
-            GhashKey::Vclmul(h) => Some(&h.xmm),
-            _ => None,
-        };
-        if let (Keys::Hw(k), Some(h)) = (keys, xmm) {
-            let mut copy = Blocks::<16>::new();
-            copy.0.copy_from_slice(part);
-            let t = gcm_aesni::finish(k, h, j0, j0, *acc, &mut copy.0, len, lengths, false);
-            aesni::wipe_stack_gcm();
-            *acc = 0;
-            return t;
-        }
+    if matches!(keys, Keys::Hw(_)) && gk.xmm().is_some() {
+        // `gcm_finish`'s hardware path, opening a copy of `part` (the counter is irrelevant).
+        let mut copy = Blocks::<16>::new();
+        copy.0.copy_from_slice(part);
+        return gcm_finish(
+            backend,
+            keys,
+            gk,
+            j0,
+            j0,
+            acc,
+            &mut copy.0,
+            len,
+            lengths,
+            false,
+        );
     }
     ghash(gk, acc, part);
     gcm_finish(backend, keys, gk, j0, j0, acc, &mut [], 0, lengths, true)

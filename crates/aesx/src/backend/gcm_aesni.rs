@@ -311,23 +311,18 @@ fn small_lanes<const NR: usize, const W: usize>(
         x = x.map(|v| _mm_aesenc_si128(v, kr));
     }
     let kl = rk(k, NR);
-    if !seal {
-        for i in 0..n {
-            let d = _mm_xor_si128(ld_at(buf, i), kl);
-            st_at(buf, i, _mm_aesenclast_si128(x[i + 1], d));
-        }
-    } else {
-        for i in 0..n {
-            let d = _mm_xor_si128(ld_at(buf, i), kl);
-            let mut c = _mm_aesenclast_si128(x[i + 1], d);
+    for i in 0..n {
+        let d = _mm_xor_si128(ld_at(buf, i), kl);
+        let mut c = _mm_aesenclast_si128(x[i + 1], d);
+        if seal {
             if i == n - 1 {
                 // The padding (keystream, as the input's is zero) zeroed in the register:
                 // the ciphertext is hashed zero-padded, from here.
                 c = _mm_and_si128(c, keep_mask(len - 16 * i));
             }
             hash(&mut p, c);
-            st_at(buf, i, c);
         }
+        st_at(buf, i, c);
     }
     hash(&mut p, ld(lengths));
     let s = _mm_shuffle_epi8(p.reduce(), bs);
