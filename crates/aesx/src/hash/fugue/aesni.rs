@@ -4,13 +4,14 @@
 
 use core::arch::x86_64::*;
 
-use super::simd::{SHIFT_ROWS, gmul};
+use super::simd::{MixPlan, PLAN13, SHIFT_ROWS, gmul};
 
 const SRC: [u8; 16] = SHIFT_ROWS;
 const TERNLOG: bool = false;
 const TWO_CHAINS: bool = false;
 const MEM_GROUPS: bool = true;
 const ADD_K: bool = false;
+const PLAN: MixPlan = PLAN13;
 
 /// `c · n` for the low nibble `n`, and `c · (n << 4)` for the high nibble.
 const fn nibble_tables(c: u8) -> [[u8; 16]; 2] {

@@ -12,12 +12,12 @@
 use core::arch::x86_64::*;
 
 use super::Params;
-use super::gfni::{A1, A4, A7, C1, C4, C7};
-use super::simd::{IDENT, MixTables, load, mix_tables};
+use super::gfni::{M0, M1, M2};
+use super::simd::{IDENT, MixTables, PLAN10, load, mix_tables_plan};
 
 pub(crate) const LANES: usize = 8;
 
-const MIX: MixTables = mix_tables(IDENT, false);
+const MIX: MixTables = mix_tables_plan(IDENT, false, PLAN10);
 
 #[inline]
 #[target_feature(enable = "gfni,avx2,avx512f,avx512bw,avx512vl")]
@@ -31,30 +31,34 @@ fn x3(a: __m256i, b: __m256i, c: __m256i) -> __m256i {
     _mm256_ternarylogic_epi32::<0x96>(a, b, c)
 }
 
-/// SMIX of two messages (one per 128-bit half), natural column order.
+/// The GF2P8AFFINEINVQB matrices of `m` (low, high qword) for both 128-bit halves.
+#[inline]
+#[target_feature(enable = "gfni,avx2,avx512f,avx512bw,avx512vl")]
+fn mat(m: [i64; 2]) -> __m256i {
+    _mm256_set_epi64x(m[1], m[0], m[1], m[0])
+}
+
+/// SMIX of two messages (one per 128-bit half), natural column order: the `gfni` backend's
+/// S-box outputs and 10 shuffles (`simd::PLAN10`), the affine constant added once.
 #[inline]
 #[target_feature(enable = "gfni,avx2,avx512f,avx512bw,avx512vl")]
 fn smix2(x: __m256i) -> __m256i {
-    let a = _mm256_gf2p8affineinv_epi64_epi8::<C1>(x, _mm256_set1_epi64x(A1));
-    let b = _mm256_gf2p8affineinv_epi64_epi8::<C4>(x, _mm256_set1_epi64x(A4));
-    let c = _mm256_gf2p8affineinv_epi64_epi8::<C7>(x, _mm256_set1_epi64x(A7));
+    let a = _mm256_gf2p8affineinv_epi64_epi8::<0>(x, mat(M0));
+    let b = _mm256_gf2p8affineinv_epi64_epi8::<0>(x, mat(M1));
+    let c = _mm256_gf2p8affineinv_epi64_epi8::<0>(x, mat(M2));
     let t = &MIX.t;
     let t0 = _mm256_shuffle_epi8(a, bcast(&t[0]));
     let t1 = _mm256_shuffle_epi8(a, bcast(&t[1]));
     let t2 = _mm256_shuffle_epi8(a, bcast(&t[2]));
     let t3 = _mm256_shuffle_epi8(a, bcast(&t[3]));
-    let t4 = _mm256_shuffle_epi8(a, bcast(&t[4]));
+    let t4 = _mm256_shuffle_epi8(b, bcast(&t[4]));
     let t5 = _mm256_shuffle_epi8(b, bcast(&t[5]));
     let t6 = _mm256_shuffle_epi8(b, bcast(&t[6]));
-    let t7 = _mm256_shuffle_epi8(b, bcast(&t[7]));
-    let t8 = _mm256_shuffle_epi8(b, bcast(&t[8]));
+    let t7 = _mm256_shuffle_epi8(c, bcast(&t[7]));
+    let t8 = _mm256_shuffle_epi8(c, bcast(&t[8]));
     let t9 = _mm256_shuffle_epi8(c, bcast(&t[9]));
-    let t10 = _mm256_shuffle_epi8(c, bcast(&t[10]));
-    let t11 = _mm256_shuffle_epi8(c, bcast(&t[11]));
-    let t12 = _mm256_shuffle_epi8(c, bcast(&t[12]));
     let b0 = x3(x3(t0, t1, t2), x3(t3, t4, t5), x3(t6, t7, t8));
-    let b1 = x3(x3(t9, t10, t11), t12, _mm256_setzero_si256());
-    _mm256_xor_si256(b0, b1)
+    x3(b0, t9, bcast(&MIX.k))
 }
 
 /// Per-128-bit-half 4x4 dword transpose (its own inverse).

@@ -1,18 +1,30 @@
-//! GFNI backend: three GF2P8AFFINEINVQB per round give S(x), 4·S(x) and 7·S(x) directly
-//! (the affine matrix of each is the AES affine map followed by multiplication by 4 or 7), so
-//! no multiplication sits on the dependency chain; AVX-512VL lets the XOR chain use
-//! three-input VPTERNLOGD. Constant-time: GFNI, shuffles and XORs run in data-independent time.
+//! GFNI backend: three GF2P8AFFINEINVQB per round give the S-box outputs times the SuperMix
+//! coefficients directly (the affine matrix of each is the AES affine map followed by
+//! multiplication by 1, 4 or 7, chosen per qword: `simd::PLAN10`, 10 shuffles where one
+//! coefficient per output needs 13), so no multiplication sits on the dependency chain;
+//! AVX-512VL lets the XOR chain use three-input VPTERNLOGD. Constant-time: GFNI, shuffles and
+//! XORs run in data-independent time.
 
 use core::arch::x86_64::*;
 
-use super::simd::{IDENT, affine_lin, gmul};
+use super::simd::{IDENT, MixPlan, PLAN10, affine_lin, gmul};
 
 const SRC: [u8; 16] = IDENT;
 const TERNLOG: bool = true;
 /// The SuperMix sum in two chains (`simd::fugue_rounds`'s `mix`): Intel's Fugue-512 (`v2`);
 /// AMD runs `v2_amd`, the one-chain sum it was measured with.
 const TWO_CHAINS: bool = true;
-const ADD_K: bool = false;
+/// The SuperMix in 10 shuffles from outputs with two coefficients each (`simd::MixPlan`).
+/// IMPLEMENTATION NOTE (issue 15, session 23, Intel family 6 model 167): against the 13
+/// shuffles of S, 4S and 7S, `aesx bench --ops fugue224,fugue256,fugue384,fugue512 --sizes
+/// 64K --backends gfni`, six alternated runs: 1.02x / 1.02x / 1.11x / 1.09x; with the tables
+/// kept opaque to LLVM (`simd::load_table`) 1.03x and 1.04x more for Fugue-256 and -512
+/// (-384 0.99x). AMD runs the same plan, not measured there.
+const PLAN: MixPlan = PLAN10;
+/// With two coefficients in one output the affine's constant (one byte for both qwords)
+/// cannot be the product's: every output leaves it out, and the SuperMix adds the sum of
+/// the constants once (`MixTables::k`).
+const ADD_K: bool = true;
 
 /// The GF2P8AFFINEQB matrix of `v -> c · affine_lin(v)`: byte `7 - i` selects the input bits
 /// whose parity is output bit `i`.
@@ -34,20 +46,21 @@ const fn matrix(c: u8) -> i64 {
     m as i64
 }
 
-pub(crate) const A1: i64 = matrix(1);
-pub(crate) const A4: i64 = matrix(4);
-pub(crate) const A7: i64 = matrix(7);
-pub(crate) const C1: i32 = 0x63;
-pub(crate) const C4: i32 = gmul(4, 0x63) as i32;
-pub(crate) const C7: i32 = gmul(7, 0x63) as i32;
+/// The matrix of `PLAN`'s output `s`, one per qword.
+const fn plan_matrix(s: usize) -> [i64; 2] {
+    [matrix(PLAN.coef[s][0]), matrix(PLAN.coef[s][1])]
+}
+pub(crate) const M0: [i64; 2] = plan_matrix(0);
+pub(crate) const M1: [i64; 2] = plan_matrix(1);
+pub(crate) const M2: [i64; 2] = plan_matrix(2);
 
 #[inline]
 #[target_feature(enable = "gfni,ssse3,avx2,avx512f,avx512bw,avx512vl")]
 fn copies(x: __m128i) -> [__m128i; 3] {
     [
-        _mm_gf2p8affineinv_epi64_epi8::<C1>(x, _mm_set1_epi64x(A1)),
-        _mm_gf2p8affineinv_epi64_epi8::<C4>(x, _mm_set1_epi64x(A4)),
-        _mm_gf2p8affineinv_epi64_epi8::<C7>(x, _mm_set1_epi64x(A7)),
+        _mm_gf2p8affineinv_epi64_epi8::<0>(x, _mm_set_epi64x(M0[1], M0[0])),
+        _mm_gf2p8affineinv_epi64_epi8::<0>(x, _mm_set_epi64x(M1[1], M1[0])),
+        _mm_gf2p8affineinv_epi64_epi8::<0>(x, _mm_set_epi64x(M2[1], M2[0])),
     ]
 }
 
@@ -97,7 +110,7 @@ fn word_to_basis(w: i32) -> i32 {
 // Fugue-512 on `fugue_rounds_v1` best 0.2274 GB/s, median 0.2236, worst 0.2131 (the spread the
 // issue on steadiness is about: 6.5% over 20 processes); on `fugue_rounds` 0.2306 / 0.2302 /
 // 0.2272. So Fugue-512 runs on `fugue_rounds` on every vendor, the other sizes on v1; since
-// session 19 Fugue-384 too on Intel (`machine`).
+// session 19 Fugue-384 too on Intel, since session 23 every size on Intel (`machine`).
 const MEM_GROUPS: bool = false;
 
 use super::{FugueBackend, Params, State};
@@ -118,11 +131,12 @@ mod v2_amd {
     super::super::simd::fugue_rounds!("gfni,ssse3,avx2,avx512f,avx512bw,avx512vl", Gfni);
 }
 
-/// Which sizes run on `fugue_rounds` (see above): Fugue-512, and on Intel Fugue-384.
+/// Which sizes run on `fugue_rounds` (see above): Fugue-512, and on Intel every size.
 /// Session 19 (Intel, family 6 model 167, after the two-chain sum and the one-instruction TIX
 /// input): Fugue-384 on `fugue_rounds` 1.033x `fugue_rounds_v1`, Fugue-256 0.987x (`aesx bench
-/// --ops fugue256,fugue384 --sizes 64K`, six alternated runs); AMD was not re-measured and
-/// keeps v1 for Fugue-384.
+/// --ops fugue256,fugue384 --sizes 64K`, six alternated runs). Session 23 (the same class, with
+/// `PLAN10`): Fugue-224 1.037x and Fugue-256 1.028x on `fugue_rounds` (six alternated runs).
+/// AMD was not re-measured and keeps v1 below Fugue-512.
 /// The round machine for this size and vendor: `V2` (Intel) or `V2Amd` where the size runs
 /// on `fugue_rounds`, `V1` elsewhere.
 #[derive(Clone, Copy)]
@@ -136,8 +150,8 @@ enum Machine {
 fn machine(p: &Params) -> Machine {
     match (p.k, crate::cpu::amd_like()) {
         (4, true) => Machine::V2Amd,
-        (4, false) | (3, false) => Machine::V2,
-        _ => Machine::V1,
+        (_, false) => Machine::V2,
+        (_, true) => Machine::V1,
     }
 }
 
@@ -209,6 +223,6 @@ mod tests {
 
     #[test]
     fn aes_affine_matrix() {
-        assert_eq!(super::A1 as u64, 0xF1E3_C78F_1F3E_7CF8);
+        assert_eq!(super::matrix(1) as u64, 0xF1E3_C78F_1F3E_7CF8);
     }
 }

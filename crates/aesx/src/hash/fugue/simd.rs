@@ -11,6 +11,8 @@
 //! so a round's dependency chain is one S-box, the shuffles and a XOR chain that keeps pace
 //! with them. Any fixed byte permutation the S-box instruction applies (AESENCLAST's
 //! ShiftRows) and the column order the next round wants are folded into the same tables.
+//! Where one S-box output can carry a different coefficient in each qword (GFNI: the affine
+//! matrix is per qword), 10 shuffles do instead of 13 (`MixPlan`).
 //!
 //! IMPLEMENTATION NOTE (state). The state lives in 10 or 12 groups of three columns each
 //! (dword 3 always zero), so ROR3 is a change of index: the loop is unrolled over one full turn
@@ -50,17 +52,49 @@ pub(crate) const IDENT: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
 /// Byte `q = 4c + r` of AESENCLAST's output holds S(x[4((c + r) % 4) + r]) (ShiftRows).
 pub(crate) const SHIFT_ROWS: [u8; 16] = [0, 5, 10, 15, 4, 9, 14, 3, 8, 13, 2, 7, 12, 1, 6, 11];
 
-/// The SuperMix as 13 shuffles: `t[0..5]` apply to `U`, `t[5..9]` to `4U`, `t[9..13]` to `7U`.
-/// `k` is the result of the same sums on the S-box constant 0x63 alone (for backends whose
-/// S-box output leaves the constant out).
+/// The SuperMix as up to 13 shuffles of the three S-box outputs a backend computes
+/// (`MixPlan`): `t[0..l0]` apply to the first, the next `l1` to the second, the last `l2` to
+/// the third (the remaining tables, if any, are unused). `k` is the result of the same sums on
+/// the S-box constant 0x63 alone (for backends whose S-box output leaves the constant out).
 pub(crate) struct MixTables {
     pub(crate) t: [[u8; 16]; 13],
     pub(crate) k: [u8; 16],
 }
 
+/// What a backend's three S-box outputs hold and how many shuffles each feeds. Output `s`
+/// holds `coef[s][0] · S(x)` in its low qword (S-box output bytes 0-7) and `coef[s][1] · S(x)`
+/// in its high qword: every (coefficient, qword) pair in exactly one output.
+///
+/// IMPLEMENTATION NOTE (issue 15, session 23). Each output byte of SMIX sums 5 or 7 terms
+/// `c · S(x)[q]`, `c ∈ {1, 4, 7}`; a shuffle of one S-box output gives each output byte one
+/// term. With one coefficient per output (S, 4S, 7S: `PLAN13`) the bytes that need five terms
+/// of coefficient 1 set the count: 5 + 4 + 4 = 13 shuffles. GF2P8AFFINEINVQB takes its matrix
+/// per qword, so the `gfni` backend can give each output two coefficients instead; an
+/// exhaustive search over the nine (low, high) coefficient pairs (all multisets of up to 13
+/// shuffles) found no plan below 9 shuffles, 9 only with 5 outputs, and 10 with three:
+/// `(1, 4)`, `(4, 7)`, `(7, 1)` with 4, 3 and 3 shuffles (`PLAN10`).
+#[derive(Clone, Copy)]
+pub(crate) struct MixPlan {
+    pub(crate) coef: [[u8; 2]; 3],
+    pub(crate) layers: [usize; 3],
+}
+
+/// S, 4·S and 7·S: 5, 4 and 4 shuffles.
+pub(crate) const PLAN13: MixPlan = MixPlan {
+    coef: [[1, 1], [4, 4], [7, 7]],
+    layers: [5, 4, 4],
+};
+
+/// Two coefficients per output (see `MixPlan`): 4, 3 and 3 shuffles.
+pub(crate) const PLAN10: MixPlan = MixPlan {
+    coef: [[1, 4], [4, 7], [7, 1]],
+    layers: [4, 3, 3],
+};
+
 /// Builds the tables. `src[q]`: which input byte the S-box output byte `q` is computed from.
-/// `rot`: output column order (S1, S2, S3, S0) instead of (S0, S1, S2, S3).
-pub(crate) const fn mix_tables(src: [u8; 16], rot: bool) -> MixTables {
+/// `rot`: output column order (S1, S2, S3, S0) instead of (S0, S1, S2, S3). Panics (at compile
+/// time) if a term has no output or an output byte needs more shuffles than `plan` gives.
+pub(crate) const fn mix_tables_plan(src: [u8; 16], rot: bool, plan: MixPlan) -> MixTables {
     let n = super::N;
     let mut pos = [0u8; 16]; // pos[input byte] = S-box output byte holding it
     let mut q = 0;
@@ -70,8 +104,8 @@ pub(crate) const fn mix_tables(src: [u8; 16], rot: bool) -> MixTables {
     }
     let mut t = [[0x80u8; 16]; 13];
     let mut k = [0u8; 16];
-    let base = [0usize, 5, 9];
-    let cap = [5usize, 4, 4];
+    let base = [0usize, plan.layers[0], plan.layers[0] + plan.layers[1]];
+    assert!(base[2] + plan.layers[2] <= 13, "at most 13 shuffles");
     let mut p = 0;
     while p < 16 {
         let (j, i) = (p / 4, p % 4);
@@ -101,13 +135,22 @@ pub(crate) const fn mix_tables(src: [u8; 16], rot: bool) -> MixTables {
         let mut e = 0;
         while e < nt {
             let (c, s) = terms[e];
-            let ci = match c {
-                1 => 0,
-                4 => 1,
-                7 => 2,
-                _ => panic!("SuperMix coefficient"),
-            };
-            assert!(used[ci] < cap[ci], "too many terms for the shuffle budget");
+            let half = pos[s] as usize / 8;
+            // The one output holding coefficient `c` in this qword.
+            let mut ci = 3;
+            let mut o = 0;
+            while o < 3 {
+                if plan.coef[o][half] == c {
+                    assert!(ci == 3, "two outputs hold the same coefficient");
+                    ci = o;
+                }
+                o += 1;
+            }
+            assert!(ci < 3, "SuperMix coefficient without an output");
+            assert!(
+                used[ci] < plan.layers[ci],
+                "too many terms for the shuffle budget"
+            );
             t[base[ci] + used[ci]][p] = pos[s];
             used[ci] += 1;
             k[p] ^= gmul(c, 0x63);
@@ -116,6 +159,19 @@ pub(crate) const fn mix_tables(src: [u8; 16], rot: bool) -> MixTables {
         p += 1;
     }
     MixTables { t, k }
+}
+
+/// `load` of a shuffle table that the compiler may not look into: LLVM rewrites a PSHUFB
+/// whose constant table moves whole dwords as PSHUFD plus a zeroing blend (two instructions
+/// on the shuffle ports, and one more on the SMIX chain).
+#[inline(always)]
+pub(crate) fn load_table(b: &[u8; 16]) -> __m128i {
+    let mut v = load(b);
+    // SAFETY: an empty assembly statement: no instruction, memory or flag is touched.
+    unsafe {
+        core::arch::asm!("/* {0} */", inout(xmm_reg) v, options(pure, nomem, nostack, preserves_flags));
+    }
+    v
 }
 
 #[inline(always)]
@@ -185,6 +241,7 @@ pub(crate) fn from_groups(
 /// the SuperMix), `fn xor3(a, b, c)` with `const TERNLOG: bool` (one instruction or two),
 /// `fn and_xor(a, m, c)` (`(a & m) ^ c`: on the SMIX chain in a TIX round),
 /// `const TWO_CHAINS: bool` (the SuperMix sum's shape with `TERNLOG`, see `mix`),
+/// `const PLAN: MixPlan` (what `copies` returns: `PLAN13`, or `PLAN10` with `TERNLOG`),
 /// `const MEM_GROUPS: bool` (keep the state groups in memory, see `gl`), and
 /// the byte representation the state is kept in while in registers: `fn to_basis`,
 /// `fn from_basis`, `fn word_to_basis` (message words) and `const fn basis_k` (the constant).
@@ -192,12 +249,17 @@ macro_rules! fugue_rounds {
     ($feat:literal, $backend:ident) => {
         use crate::hash::fugue::simd::{
             IDX_M0_D1, IDX_M3, IDX_M012, MASK_D0, MASK_D2, MASK_D3, MASK012, MASK123, MixTables,
-            from_groups, load, mix_tables, store, to_groups,
+            from_groups, load, load_table, mix_tables_plan, store, to_groups,
         };
         use crate::hash::fugue::{Params, State};
 
-        const MIX_R: MixTables = basis_k(mix_tables(SRC, true));
-        const MIX_N: MixTables = basis_k(mix_tables(SRC, false));
+        const MIX_R: MixTables = basis_k(mix_tables_plan(SRC, true, PLAN));
+        const MIX_N: MixTables = basis_k(mix_tables_plan(SRC, false, PLAN));
+        const _: () = assert!(
+            PLAN.layers[0] + PLAN.layers[1] + PLAN.layers[2] == 13
+                || (PLAN.layers[0] == 4 && PLAN.layers[1] == 3 && PLAN.layers[2] == 3 && TERNLOG),
+            "mix sums 13 shuffles, or 4 + 3 + 3 with three-input XORs"
+        );
 
         /// SMIX of `x` (output columns in the order of `t`), XORed with `add`.
         #[inline]
@@ -209,6 +271,32 @@ macro_rules! fugue_rounds {
                 add
             };
             let [a, b, c] = copies(x);
+            if PLAN.layers[0] == 4 {
+                // `PLAN10` (see `MixPlan`): 4 + 3 + 3 shuffles.
+                let t0 = _mm_shuffle_epi8(a, load_table(&t.t[0]));
+                let t1 = _mm_shuffle_epi8(a, load_table(&t.t[1]));
+                let t2 = _mm_shuffle_epi8(a, load_table(&t.t[2]));
+                let t3 = _mm_shuffle_epi8(a, load_table(&t.t[3]));
+                let t4 = _mm_shuffle_epi8(b, load_table(&t.t[4]));
+                let t5 = _mm_shuffle_epi8(b, load_table(&t.t[5]));
+                let t6 = _mm_shuffle_epi8(b, load_table(&t.t[6]));
+                let t7 = _mm_shuffle_epi8(c, load_table(&t.t[7]));
+                let t8 = _mm_shuffle_epi8(c, load_table(&t.t[8]));
+                let t9 = _mm_shuffle_epi8(c, load_table(&t.t[9]));
+                return if TWO_CHAINS {
+                    let p = xor3(t0, t1, add);
+                    let q = xor3(t2, t3, t4);
+                    let p = xor3(p, t5, t6);
+                    let q = xor3(q, t7, t8);
+                    xor3(p, q, t9)
+                } else {
+                    let acc = xor3(t0, t1, add);
+                    let acc = xor3(acc, t2, t3);
+                    let acc = xor3(acc, t4, t5);
+                    let acc = xor3(acc, t6, t7);
+                    xor3(acc, t8, t9)
+                };
+            }
             let t0 = _mm_shuffle_epi8(a, load(&t.t[0]));
             let t1 = _mm_shuffle_epi8(a, load(&t.t[1]));
             let t2 = _mm_shuffle_epi8(a, load(&t.t[2]));
@@ -632,18 +720,23 @@ pub(crate) use fugue_rounds;
 /// target features `$feat`: `fn copies(x: __m128i) -> [__m128i; 3]` (S(x), 4·S(x), 7·S(x) in
 /// the byte order `const SRC: [u8; 16]`), `const ADD_K: bool` (add the S-box constant after
 /// the SuperMix), `fn xor3(a, b, c)` with `const TERNLOG: bool` (one instruction or two),
-/// `fn and_xor(a, m, c)` (`(a & m) ^ c`), and the byte representation the state is kept in while in registers: `fn to_basis`,
+/// `fn and_xor(a, m, c)` (`(a & m) ^ c`), `const PLAN: MixPlan` (as for `fugue_rounds`), and the byte representation the state is kept in while in registers: `fn to_basis`,
 /// `fn from_basis`, `fn word_to_basis` (message words) and `const fn basis_k` (the constant).
 macro_rules! fugue_rounds_v1 {
     ($feat:literal, $backend:ident) => {
         use crate::hash::fugue::simd::{
             IDX_M0_D1, IDX_M3, IDX_M012, MASK_D0, MASK_D2, MASK_D3, MASK012, MASK123, MixTables,
-            from_groups, load, mix_tables, store, to_groups,
+            from_groups, load, load_table, mix_tables_plan, store, to_groups,
         };
         use crate::hash::fugue::{Params, State};
 
-        const MIX_R: MixTables = basis_k(mix_tables(SRC, true));
-        const MIX_N: MixTables = basis_k(mix_tables(SRC, false));
+        const MIX_R: MixTables = basis_k(mix_tables_plan(SRC, true, PLAN));
+        const MIX_N: MixTables = basis_k(mix_tables_plan(SRC, false, PLAN));
+        const _: () = assert!(
+            PLAN.layers[0] + PLAN.layers[1] + PLAN.layers[2] == 13
+                || (PLAN.layers[0] == 4 && PLAN.layers[1] == 3 && PLAN.layers[2] == 3 && TERNLOG),
+            "mix sums 13 shuffles, or 4 + 3 + 3 with three-input XORs"
+        );
 
         /// SMIX of `x` (output columns in the order of `t`), XORed with `add`.
         #[inline]
@@ -655,6 +748,24 @@ macro_rules! fugue_rounds_v1 {
                 add
             };
             let [a, b, c] = copies(x);
+            if PLAN.layers[0] == 4 {
+                // `PLAN10` (see `MixPlan`): 4 + 3 + 3 shuffles.
+                let t0 = _mm_shuffle_epi8(a, load_table(&t.t[0]));
+                let t1 = _mm_shuffle_epi8(a, load_table(&t.t[1]));
+                let t2 = _mm_shuffle_epi8(a, load_table(&t.t[2]));
+                let t3 = _mm_shuffle_epi8(a, load_table(&t.t[3]));
+                let t4 = _mm_shuffle_epi8(b, load_table(&t.t[4]));
+                let t5 = _mm_shuffle_epi8(b, load_table(&t.t[5]));
+                let t6 = _mm_shuffle_epi8(b, load_table(&t.t[6]));
+                let t7 = _mm_shuffle_epi8(c, load_table(&t.t[7]));
+                let t8 = _mm_shuffle_epi8(c, load_table(&t.t[8]));
+                let t9 = _mm_shuffle_epi8(c, load_table(&t.t[9]));
+                let acc = xor3(t0, t1, add);
+                let acc = xor3(acc, t2, t3);
+                let acc = xor3(acc, t4, t5);
+                let acc = xor3(acc, t6, t7);
+                return xor3(acc, t8, t9);
+            }
             let t0 = _mm_shuffle_epi8(a, load(&t.t[0]));
             let t1 = _mm_shuffle_epi8(a, load(&t.t[1]));
             let t2 = _mm_shuffle_epi8(a, load(&t.t[2]));
@@ -932,3 +1043,68 @@ macro_rules! fugue_rounds_v1 {
     };
 }
 pub(crate) use fugue_rounds_v1;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// S(v) from the definition: the inverse in GF(2^8) (v^254), then the affine map.
+    fn sbox(v: u8) -> u8 {
+        let mut inv = 1u8;
+        for _ in 0..254 {
+            inv = gmul(inv, v);
+        }
+        affine_lin(inv) ^ 0x63
+    }
+
+    /// Each plan's tables, applied as PSHUFBs to S-box outputs that carry the plan's
+    /// coefficient per qword and no affine constant, plus `k`, compute `soft::smix` (in both
+    /// output column orders); the tables past the plan's count are all "zero".
+    #[test]
+    fn mix_plans_compute_smix() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for plan in [PLAN13, PLAN10] {
+            let count = plan.layers[0] + plan.layers[1] + plan.layers[2];
+            for rot in [false, true] {
+                let t = mix_tables_plan(IDENT, rot, plan);
+                for unused in &t.t[count..] {
+                    assert_eq!(unused, &[0x80u8; 16]);
+                }
+                for _ in 0..500 {
+                    let mut x = [0u8; 16];
+                    for b in x.iter_mut() {
+                        seed = seed
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        *b = (seed >> 56) as u8;
+                    }
+                    let lin: [u8; 16] = core::array::from_fn(|q| sbox(x[q]) ^ 0x63);
+                    let mut got = t.k;
+                    let mut l = 0;
+                    for src in 0..3 {
+                        for _ in 0..plan.layers[src] {
+                            for (p, g) in got.iter_mut().enumerate() {
+                                let q = t.t[l][p];
+                                if q & 0x80 == 0 {
+                                    let c = plan.coef[src][q as usize / 8];
+                                    *g ^= gmul(c, lin[q as usize]);
+                                }
+                            }
+                            l += 1;
+                        }
+                    }
+                    let mut cols: [u32; 4] = core::array::from_fn(|j| {
+                        u32::from_be_bytes(x[4 * j..4 * j + 4].try_into().unwrap())
+                    });
+                    super::super::soft::smix(&mut cols);
+                    let mut want = [0u8; 16];
+                    for j in 0..4 {
+                        let c = cols[if rot { (j + 1) % 4 } else { j }];
+                        want[4 * j..4 * j + 4].copy_from_slice(&c.to_be_bytes());
+                    }
+                    assert_eq!(got, want, "layers {:?} rot {rot} x {x:02x?}", plan.layers);
+                }
+            }
+        }
+    }
+}

@@ -18,13 +18,14 @@
 
 use core::arch::x86_64::*;
 
-use super::simd::{IDENT, affine_lin, gmul};
+use super::simd::{IDENT, MixPlan, PLAN13, affine_lin, gmul};
 
 const SRC: [u8; 16] = IDENT;
 const TERNLOG: bool = false;
 const TWO_CHAINS: bool = false;
 const MEM_GROUPS: bool = false;
 const ADD_K: bool = true;
+const PLAN: MixPlan = PLAN13;
 
 /// GF(16) = GF(2)[t]/(t⁴ + t + 1).
 const fn g16(mut a: u8, mut b: u8) -> u8 {
