@@ -228,7 +228,7 @@ impl FugueBackend {
         match self {
             FugueBackend::Soft => true,
             FugueBackend::Vpaes => cfg!(target_arch = "x86_64") && f.ssse3,
-            FugueBackend::Aesni => cfg!(target_arch = "x86_64") && f.ssse3 && f.aes,
+            FugueBackend::Aesni => cfg!(target_arch = "x86_64") && f.ssse3 && f.sse41 && f.aes,
             FugueBackend::Gfni => {
                 cfg!(target_arch = "x86_64")
                     && f.ssse3

@@ -48,7 +48,9 @@ const fn matrix(c: u8) -> i64 {
 
 /// The matrix of `PLAN`'s output `s`, one per qword.
 const fn plan_matrix(s: usize) -> [i64; 2] {
-    [matrix(PLAN.coef[s][0]), matrix(PLAN.coef[s][1])]
+    let c = PLAN.coef[s];
+    assert!(c[0] == c[1] && c[2] == c[3], "one coefficient per qword");
+    [matrix(c[0]), matrix(c[2])]
 }
 pub(crate) const M0: [i64; 2] = plan_matrix(0);
 pub(crate) const M1: [i64; 2] = plan_matrix(1);

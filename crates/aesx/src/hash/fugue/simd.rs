@@ -62,33 +62,45 @@ pub(crate) struct MixTables {
 }
 
 /// What a backend's three S-box outputs hold and how many shuffles each feeds. Output `s`
-/// holds `coef[s][0] · S(x)` in its low qword (S-box output bytes 0-7) and `coef[s][1] · S(x)`
-/// in its high qword: every (coefficient, qword) pair in exactly one output.
+/// holds `coef[s][d] · S(x)` in dword `d` (S-box output bytes `4d..4d + 4`): every
+/// (coefficient, dword) pair in exactly one output.
 ///
 /// IMPLEMENTATION NOTE (issue 15, session 23). Each output byte of SMIX sums 5 or 7 terms
 /// `c · S(x)[q]`, `c ∈ {1, 4, 7}`; a shuffle of one S-box output gives each output byte one
 /// term. With one coefficient per output (S, 4S, 7S: `PLAN13`) the bytes that need five terms
-/// of coefficient 1 set the count: 5 + 4 + 4 = 13 shuffles. GF2P8AFFINEINVQB takes its matrix
-/// per qword, so the `gfni` backend can give each output two coefficients instead; an
-/// exhaustive search over the nine (low, high) coefficient pairs (all multisets of up to 13
-/// shuffles) found no plan below 9 shuffles, 9 only with 5 outputs, and 10 with three:
-/// `(1, 4)`, `(4, 7)`, `(7, 1)` with 4, 3 and 3 shuffles (`PLAN10`).
+/// of coefficient 1 set the count: 5 + 4 + 4 = 13 shuffles. An output whose coefficient
+/// changes across the state (GFNI: the affine matrix is per qword; or a blend of two outputs)
+/// needs fewer. Exhaustive searches over three outputs, each with at most two coefficients:
+/// per qword, in the natural byte order, no plan under 10 shuffles (`PLAN10`, what `gfni`
+/// runs; 9 takes five affines). For `aesni`, whose 4S and 7S come from S through nibble
+/// tables, the best per-dword plan in ShiftRows order, 9 shuffles of three blends, put a
+/// blend after the tables in front of every shuffle and ran 0.92x (Intel, family 6 model
+/// 167); keeping S alone and blending only 4S with 7S gives 10 (`PLAN10_SR`), with S's five
+/// shuffles issued while the tables run.
 #[derive(Clone, Copy)]
 pub(crate) struct MixPlan {
-    pub(crate) coef: [[u8; 2]; 3],
+    pub(crate) coef: [[u8; 4]; 3],
     pub(crate) layers: [usize; 3],
 }
 
 /// S, 4·S and 7·S: 5, 4 and 4 shuffles.
 pub(crate) const PLAN13: MixPlan = MixPlan {
-    coef: [[1, 1], [4, 4], [7, 7]],
+    coef: [[1; 4], [4; 4], [7; 4]],
     layers: [5, 4, 4],
 };
 
-/// Two coefficients per output (see `MixPlan`): 4, 3 and 3 shuffles.
+/// Two coefficients per output, one per qword (see `MixPlan`): 4, 3 and 3 shuffles.
 pub(crate) const PLAN10: MixPlan = MixPlan {
-    coef: [[1, 4], [4, 7], [7, 1]],
+    coef: [[1, 1, 4, 4], [4, 4, 7, 7], [7, 7, 1, 1]],
     layers: [4, 3, 3],
+};
+
+/// For S-box outputs in ShiftRows order (`SHIFT_ROWS`) where S comes first and 4S, 7S later
+/// (`aesni`: AESENCLAST, then nibble tables): S alone in 5 shuffles, then 4S and 7S with
+/// their dwords 2 exchanged (one blend each) in 2 and 3 (see `MixPlan`).
+pub(crate) const PLAN10_SR: MixPlan = MixPlan {
+    coef: [[1, 1, 1, 1], [4, 4, 7, 4], [7, 7, 4, 7]],
+    layers: [5, 2, 3],
 };
 
 /// Builds the tables. `src[q]`: which input byte the S-box output byte `q` is computed from.
@@ -135,12 +147,12 @@ pub(crate) const fn mix_tables_plan(src: [u8; 16], rot: bool, plan: MixPlan) -> 
         let mut e = 0;
         while e < nt {
             let (c, s) = terms[e];
-            let half = pos[s] as usize / 8;
-            // The one output holding coefficient `c` in this qword.
+            let d = pos[s] as usize / 4;
+            // The one output holding coefficient `c` in this dword.
             let mut ci = 3;
             let mut o = 0;
             while o < 3 {
-                if plan.coef[o][half] == c {
+                if plan.coef[o][d] == c {
                     assert!(ci == 3, "two outputs hold the same coefficient");
                     ci = o;
                 }
@@ -256,9 +268,8 @@ macro_rules! fugue_rounds {
         const MIX_R: MixTables = basis_k(mix_tables_plan(SRC, true, PLAN));
         const MIX_N: MixTables = basis_k(mix_tables_plan(SRC, false, PLAN));
         const _: () = assert!(
-            PLAN.layers[0] + PLAN.layers[1] + PLAN.layers[2] == 13
-                || (PLAN.layers[0] == 4 && PLAN.layers[1] == 3 && PLAN.layers[2] == 3 && TERNLOG),
-            "mix sums 13 shuffles, or 4 + 3 + 3 with three-input XORs"
+            matches!(PLAN.layers[0] + PLAN.layers[1] + PLAN.layers[2], 10 | 13),
+            "mix sums 10 or 13 shuffles"
         );
 
         /// SMIX of `x` (output columns in the order of `t`), XORed with `add`.
@@ -271,19 +282,23 @@ macro_rules! fugue_rounds {
                 add
             };
             let [a, b, c] = copies(x);
-            if PLAN.layers[0] == 4 {
-                // `PLAN10` (see `MixPlan`): 4 + 3 + 3 shuffles.
-                let t0 = _mm_shuffle_epi8(a, load_table(&t.t[0]));
-                let t1 = _mm_shuffle_epi8(a, load_table(&t.t[1]));
-                let t2 = _mm_shuffle_epi8(a, load_table(&t.t[2]));
-                let t3 = _mm_shuffle_epi8(a, load_table(&t.t[3]));
-                let t4 = _mm_shuffle_epi8(b, load_table(&t.t[4]));
-                let t5 = _mm_shuffle_epi8(b, load_table(&t.t[5]));
-                let t6 = _mm_shuffle_epi8(b, load_table(&t.t[6]));
-                let t7 = _mm_shuffle_epi8(c, load_table(&t.t[7]));
-                let t8 = _mm_shuffle_epi8(c, load_table(&t.t[8]));
-                let t9 = _mm_shuffle_epi8(c, load_table(&t.t[9]));
-                return if TWO_CHAINS {
+            if PLAN.layers[0] + PLAN.layers[1] + PLAN.layers[2] == 10 {
+                // `PLAN10` or `PLAN10_SR` (see `MixPlan`).
+                let [l0, l1, _] = PLAN.layers;
+                // Table `i` shuffles the output its layer belongs to (`i` is a constant).
+                let sh = |i: usize| {
+                    let s = if i < l0 {
+                        a
+                    } else if i < l0 + l1 {
+                        b
+                    } else {
+                        c
+                    };
+                    _mm_shuffle_epi8(s, load_table(&t.t[i]))
+                };
+                let (t0, t1, t2, t3, t4) = (sh(0), sh(1), sh(2), sh(3), sh(4));
+                let (t5, t6, t7, t8, t9) = (sh(5), sh(6), sh(7), sh(8), sh(9));
+                return if TERNLOG && TWO_CHAINS {
                     let p = xor3(t0, t1, add);
                     let q = xor3(t2, t3, t4);
                     let p = xor3(p, t5, t6);
@@ -733,9 +748,8 @@ macro_rules! fugue_rounds_v1 {
         const MIX_R: MixTables = basis_k(mix_tables_plan(SRC, true, PLAN));
         const MIX_N: MixTables = basis_k(mix_tables_plan(SRC, false, PLAN));
         const _: () = assert!(
-            PLAN.layers[0] + PLAN.layers[1] + PLAN.layers[2] == 13
-                || (PLAN.layers[0] == 4 && PLAN.layers[1] == 3 && PLAN.layers[2] == 3 && TERNLOG),
-            "mix sums 13 shuffles, or 4 + 3 + 3 with three-input XORs"
+            matches!(PLAN.layers[0] + PLAN.layers[1] + PLAN.layers[2], 10 | 13),
+            "mix sums 10 or 13 shuffles"
         );
 
         /// SMIX of `x` (output columns in the order of `t`), XORed with `add`.
@@ -748,18 +762,22 @@ macro_rules! fugue_rounds_v1 {
                 add
             };
             let [a, b, c] = copies(x);
-            if PLAN.layers[0] == 4 {
-                // `PLAN10` (see `MixPlan`): 4 + 3 + 3 shuffles.
-                let t0 = _mm_shuffle_epi8(a, load_table(&t.t[0]));
-                let t1 = _mm_shuffle_epi8(a, load_table(&t.t[1]));
-                let t2 = _mm_shuffle_epi8(a, load_table(&t.t[2]));
-                let t3 = _mm_shuffle_epi8(a, load_table(&t.t[3]));
-                let t4 = _mm_shuffle_epi8(b, load_table(&t.t[4]));
-                let t5 = _mm_shuffle_epi8(b, load_table(&t.t[5]));
-                let t6 = _mm_shuffle_epi8(b, load_table(&t.t[6]));
-                let t7 = _mm_shuffle_epi8(c, load_table(&t.t[7]));
-                let t8 = _mm_shuffle_epi8(c, load_table(&t.t[8]));
-                let t9 = _mm_shuffle_epi8(c, load_table(&t.t[9]));
+            if PLAN.layers[0] + PLAN.layers[1] + PLAN.layers[2] == 10 {
+                // `PLAN10` or `PLAN10_SR` (see `MixPlan`).
+                let [l0, l1, _] = PLAN.layers;
+                // Table `i` shuffles the output its layer belongs to (`i` is a constant).
+                let sh = |i: usize| {
+                    let s = if i < l0 {
+                        a
+                    } else if i < l0 + l1 {
+                        b
+                    } else {
+                        c
+                    };
+                    _mm_shuffle_epi8(s, load_table(&t.t[i]))
+                };
+                let (t0, t1, t2, t3, t4) = (sh(0), sh(1), sh(2), sh(3), sh(4));
+                let (t5, t6, t7, t8, t9) = (sh(5), sh(6), sh(7), sh(8), sh(9));
                 let acc = xor3(t0, t1, add);
                 let acc = xor3(acc, t2, t3);
                 let acc = xor3(acc, t4, t5);
@@ -1057,16 +1075,22 @@ mod tests {
         affine_lin(inv) ^ 0x63
     }
 
-    /// Each plan's tables, applied as PSHUFBs to S-box outputs that carry the plan's
-    /// coefficient per qword and no affine constant, plus `k`, compute `soft::smix` (in both
-    /// output column orders); the tables past the plan's count are all "zero".
+    /// Each plan's tables, applied as PSHUFBs to S-box outputs (in the natural or ShiftRows
+    /// byte order) that carry the plan's coefficient per dword and no affine constant, plus
+    /// `k`, compute `soft::smix` (in both output column orders); the tables past the plan's
+    /// count are all "zero".
     #[test]
     fn mix_plans_compute_smix() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        for plan in [PLAN13, PLAN10] {
+        for (src, plan) in [
+            (IDENT, PLAN13),
+            (IDENT, PLAN10),
+            (SHIFT_ROWS, PLAN13),
+            (SHIFT_ROWS, PLAN10_SR),
+        ] {
             let count = plan.layers[0] + plan.layers[1] + plan.layers[2];
             for rot in [false, true] {
-                let t = mix_tables_plan(IDENT, rot, plan);
+                let t = mix_tables_plan(src, rot, plan);
                 for unused in &t.t[count..] {
                     assert_eq!(unused, &[0x80u8; 16]);
                 }
@@ -1078,15 +1102,16 @@ mod tests {
                             .wrapping_add(1442695040888963407);
                         *b = (seed >> 56) as u8;
                     }
-                    let lin: [u8; 16] = core::array::from_fn(|q| sbox(x[q]) ^ 0x63);
+                    // S-box output byte `q` holds S(x[src[q]]), less the constant.
+                    let lin: [u8; 16] = core::array::from_fn(|q| sbox(x[src[q] as usize]) ^ 0x63);
                     let mut got = t.k;
                     let mut l = 0;
-                    for src in 0..3 {
-                        for _ in 0..plan.layers[src] {
+                    for o in 0..3 {
+                        for _ in 0..plan.layers[o] {
                             for (p, g) in got.iter_mut().enumerate() {
                                 let q = t.t[l][p];
                                 if q & 0x80 == 0 {
-                                    let c = plan.coef[src][q as usize / 8];
+                                    let c = plan.coef[o][q as usize / 4];
                                     *g ^= gmul(c, lin[q as usize]);
                                 }
                             }
