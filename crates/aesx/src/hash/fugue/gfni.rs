@@ -179,11 +179,12 @@ pub(crate) fn g2(p: &Params, st: &State, out: &mut [u8]) {
 mod tests {
     use super::super::FugueAlg;
 
-    /// Both vendors' machines for Fugue-384/512 (`v2` with the two-chain sum, `v2_amd` with
-    /// one) and `v1` absorb the same words into the same state and give the same output, on
-    /// any CPU with GFNI and AVX-512 (the dispatch runs one of them per vendor and size).
+    /// Both vendors' machines (`v2` with the two-chain sum, `v2_amd` with one) and `v1`
+    /// absorb the same words into the same state and give the same output, for every size, on
+    /// any CPU with GFNI and AVX-512 (the dispatch runs one of them per vendor and size: Intel
+    /// `v2` for all, AMD `v2_amd` for Fugue-512 and `v1` below it).
     #[test]
-    fn fugue384_512_machines_agree() {
+    fn fugue_machines_agree() {
         let ok = std::is_x86_feature_detected!("gfni")
             && std::is_x86_feature_detected!("avx512f")
             && std::is_x86_feature_detected!("avx512bw")
@@ -192,9 +193,14 @@ mod tests {
             return;
         }
         let mut seed = 0x1234_5678_9abc_def0u64;
-        for (alg, words) in [FugueAlg::Fugue384, FugueAlg::Fugue512]
-            .into_iter()
-            .flat_map(|a| [0usize, 1, 2, 3, 4, 11, 12, 13, 37, 300].map(|w| (a, w)))
+        for (alg, words) in [
+            FugueAlg::Fugue224,
+            FugueAlg::Fugue256,
+            FugueAlg::Fugue384,
+            FugueAlg::Fugue512,
+        ]
+        .into_iter()
+        .flat_map(|a| [0usize, 1, 2, 3, 4, 11, 12, 13, 37, 300].map(|w| (a, w)))
         {
             let p = alg.params();
             let msg: std::vec::Vec<u8> = (0..4 * words)
