@@ -11,8 +11,9 @@
 //! so a round's dependency chain is one S-box, the shuffles and a XOR chain that keeps pace
 //! with them. Any fixed byte permutation the S-box instruction applies (AESENCLAST's
 //! ShiftRows) and the column order the next round wants are folded into the same tables.
-//! Where one S-box output can carry a different coefficient in each qword (GFNI: the affine
-//! matrix is per qword), 10 shuffles do instead of 13 (`MixPlan`).
+//! Where one S-box output can carry different coefficients in different parts of the state
+//! (GFNI: the affine matrix is per qword; `aesni`: one blend), 10 shuffles do instead of 13
+//! (`MixPlan`).
 //!
 //! IMPLEMENTATION NOTE (state). The state lives in 10 or 12 groups of three columns each
 //! (dword 3 always zero), so ROR3 is a change of index: the loop is unrolled over one full turn
@@ -181,7 +182,11 @@ pub(crate) fn load_table(b: &[u8; 16]) -> __m128i {
     let mut v = load(b);
     // SAFETY: an empty assembly statement: no instruction, memory or flag is touched.
     unsafe {
-        core::arch::asm!("/* {0} */", inout(xmm_reg) v, options(pure, nomem, nostack, preserves_flags));
+        core::arch::asm!(
+            "/* {0} */",
+            inout(xmm_reg) v,
+            options(pure, nomem, nostack, preserves_flags)
+        );
     }
     v
 }
@@ -253,7 +258,7 @@ pub(crate) fn from_groups(
 /// the SuperMix), `fn xor3(a, b, c)` with `const TERNLOG: bool` (one instruction or two),
 /// `fn and_xor(a, m, c)` (`(a & m) ^ c`: on the SMIX chain in a TIX round),
 /// `const TWO_CHAINS: bool` (the SuperMix sum's shape with `TERNLOG`, see `mix`),
-/// `const PLAN: MixPlan` (what `copies` returns: `PLAN13`, or `PLAN10` with `TERNLOG`),
+/// `const PLAN: MixPlan` (what `copies` returns and how many shuffles each output feeds),
 /// `const MEM_GROUPS: bool` (keep the state groups in memory, see `gl`), and
 /// the byte representation the state is kept in while in registers: `fn to_basis`,
 /// `fn from_basis`, `fn word_to_basis` (message words) and `const fn basis_k` (the constant).
@@ -735,7 +740,8 @@ pub(crate) use fugue_rounds;
 /// target features `$feat`: `fn copies(x: __m128i) -> [__m128i; 3]` (S(x), 4·S(x), 7·S(x) in
 /// the byte order `const SRC: [u8; 16]`), `const ADD_K: bool` (add the S-box constant after
 /// the SuperMix), `fn xor3(a, b, c)` with `const TERNLOG: bool` (one instruction or two),
-/// `fn and_xor(a, m, c)` (`(a & m) ^ c`), `const PLAN: MixPlan` (as for `fugue_rounds`), and the byte representation the state is kept in while in registers: `fn to_basis`,
+/// `fn and_xor(a, m, c)` (`(a & m) ^ c`), `const PLAN: MixPlan` (as for `fugue_rounds`), and
+/// the byte representation the state is kept in while in registers: `fn to_basis`,
 /// `fn from_basis`, `fn word_to_basis` (message words) and `const fn basis_k` (the constant).
 macro_rules! fugue_rounds_v1 {
     ($feat:literal, $backend:ident) => {
