@@ -253,6 +253,39 @@ pub(crate) fn from_groups(
     }
 }
 
+/// The ten shuffles of a 10-shuffle `MixPlan` (`PLAN10`, `PLAN10_SR`): the S-box outputs
+/// `$a`, `$b`, `$c` with the tables of `$t`, in layer order. Expands inside a backend's `mix`
+/// (under its target features, with its `PLAN`).
+macro_rules! shuffles10 {
+    ($a:expr, $b:expr, $c:expr, $t:expr) => {{
+        let [l0, l1, _] = PLAN.layers;
+        // Table `i` shuffles the output its layer belongs to (`i` is a constant).
+        let sh = |i: usize| {
+            let s = if i < l0 {
+                $a
+            } else if i < l0 + l1 {
+                $b
+            } else {
+                $c
+            };
+            _mm_shuffle_epi8(s, load_table(&$t.t[i]))
+        };
+        [
+            sh(0),
+            sh(1),
+            sh(2),
+            sh(3),
+            sh(4),
+            sh(5),
+            sh(6),
+            sh(7),
+            sh(8),
+            sh(9),
+        ]
+    }};
+}
+pub(crate) use shuffles10;
+
 /// Instantiates the round machine in the calling module. The caller provides, all under the
 /// target features `$feat`: `fn copies(x: __m128i) -> [__m128i; 3]` (S(x), 4·S(x), 7·S(x) in
 /// the byte order `const SRC: [u8; 16]`), `const ADD_K: bool` (add the S-box constant after
@@ -290,20 +323,8 @@ macro_rules! fugue_rounds {
             let [a, b, c] = copies(x);
             if PLAN.layers[0] + PLAN.layers[1] + PLAN.layers[2] == 10 {
                 // `PLAN10` or `PLAN10_SR` (see `MixPlan`).
-                let [l0, l1, _] = PLAN.layers;
-                // Table `i` shuffles the output its layer belongs to (`i` is a constant).
-                let sh = |i: usize| {
-                    let s = if i < l0 {
-                        a
-                    } else if i < l0 + l1 {
-                        b
-                    } else {
-                        c
-                    };
-                    _mm_shuffle_epi8(s, load_table(&t.t[i]))
-                };
-                let (t0, t1, t2, t3, t4) = (sh(0), sh(1), sh(2), sh(3), sh(4));
-                let (t5, t6, t7, t8, t9) = (sh(5), sh(6), sh(7), sh(8), sh(9));
+                let [t0, t1, t2, t3, t4, t5, t6, t7, t8, t9] =
+                    crate::hash::fugue::simd::shuffles10!(a, b, c, t);
                 return if TERNLOG && TWO_CHAINS {
                     let p = xor3(t0, t1, add);
                     let q = xor3(t2, t3, t4);
@@ -771,20 +792,8 @@ macro_rules! fugue_rounds_v1 {
             let [a, b, c] = copies(x);
             if PLAN.layers[0] + PLAN.layers[1] + PLAN.layers[2] == 10 {
                 // `PLAN10` or `PLAN10_SR` (see `MixPlan`).
-                let [l0, l1, _] = PLAN.layers;
-                // Table `i` shuffles the output its layer belongs to (`i` is a constant).
-                let sh = |i: usize| {
-                    let s = if i < l0 {
-                        a
-                    } else if i < l0 + l1 {
-                        b
-                    } else {
-                        c
-                    };
-                    _mm_shuffle_epi8(s, load_table(&t.t[i]))
-                };
-                let (t0, t1, t2, t3, t4) = (sh(0), sh(1), sh(2), sh(3), sh(4));
-                let (t5, t6, t7, t8, t9) = (sh(5), sh(6), sh(7), sh(8), sh(9));
+                let [t0, t1, t2, t3, t4, t5, t6, t7, t8, t9] =
+                    crate::hash::fugue::simd::shuffles10!(a, b, c, t);
                 let acc = xor3(t0, t1, add);
                 let acc = xor3(acc, t2, t3);
                 let acc = xor3(acc, t4, t5);
