@@ -253,6 +253,23 @@ pub(crate) fn from_groups(
     }
 }
 
+/// A round machine's SuperMix tables for the backend's `SRC`, `PLAN` and `basis_k`: `MIX_R`
+/// (output columns S1, S2, S3, S0) and `MIX_N` (natural order), and the check that `mix` can
+/// sum the plan (10 or 13 shuffles).
+macro_rules! mix_consts {
+    () => {
+        const MIX_R: MixTables =
+            basis_k(crate::hash::fugue::simd::mix_tables_plan(SRC, true, PLAN));
+        const MIX_N: MixTables =
+            basis_k(crate::hash::fugue::simd::mix_tables_plan(SRC, false, PLAN));
+        const _: () = assert!(
+            matches!(PLAN.layers[0] + PLAN.layers[1] + PLAN.layers[2], 10 | 13),
+            "mix sums 10 or 13 shuffles"
+        );
+    };
+}
+pub(crate) use mix_consts;
+
 /// The ten shuffles of a 10-shuffle `MixPlan` (`PLAN10`, `PLAN10_SR`): the S-box outputs
 /// `$a`, `$b`, `$c` with the tables of `$t`, in layer order. Expands inside a backend's `mix`
 /// (under its target features, with its `PLAN`).
@@ -300,16 +317,11 @@ macro_rules! fugue_rounds {
     ($feat:literal, $backend:ident) => {
         use crate::hash::fugue::simd::{
             IDX_M0_D1, IDX_M3, IDX_M012, MASK_D0, MASK_D2, MASK_D3, MASK012, MASK123, MixTables,
-            from_groups, load, load_table, mix_tables_plan, store, to_groups,
+            from_groups, load, load_table, store, to_groups,
         };
         use crate::hash::fugue::{Params, State};
 
-        const MIX_R: MixTables = basis_k(mix_tables_plan(SRC, true, PLAN));
-        const MIX_N: MixTables = basis_k(mix_tables_plan(SRC, false, PLAN));
-        const _: () = assert!(
-            matches!(PLAN.layers[0] + PLAN.layers[1] + PLAN.layers[2], 10 | 13),
-            "mix sums 10 or 13 shuffles"
-        );
+        crate::hash::fugue::simd::mix_consts!();
 
         /// SMIX of `x` (output columns in the order of `t`), XORed with `add`.
         #[inline]
@@ -769,16 +781,11 @@ macro_rules! fugue_rounds_v1 {
     ($feat:literal, $backend:ident) => {
         use crate::hash::fugue::simd::{
             IDX_M0_D1, IDX_M3, IDX_M012, MASK_D0, MASK_D2, MASK_D3, MASK012, MASK123, MixTables,
-            from_groups, load, load_table, mix_tables_plan, store, to_groups,
+            from_groups, load, load_table, store, to_groups,
         };
         use crate::hash::fugue::{Params, State};
 
-        const MIX_R: MixTables = basis_k(mix_tables_plan(SRC, true, PLAN));
-        const MIX_N: MixTables = basis_k(mix_tables_plan(SRC, false, PLAN));
-        const _: () = assert!(
-            matches!(PLAN.layers[0] + PLAN.layers[1] + PLAN.layers[2], 10 | 13),
-            "mix sums 10 or 13 shuffles"
-        );
+        crate::hash::fugue::simd::mix_consts!();
 
         /// SMIX of `x` (output columns in the order of `t`), XORed with `add`.
         #[inline]
