@@ -11,7 +11,7 @@ use super::simd::{IDENT, MixPlan, PLAN10, affine_lin, gmul};
 
 const SRC: [u8; 16] = IDENT;
 const TERNLOG: bool = true;
-/// The SuperMix sum in two chains (`simd::fugue_rounds`'s `mix`): Intel's Fugue-512 (`v2`);
+/// The SuperMix sum in two chains (`simd::fugue_rounds`'s `mix`): Intel (`v2`, every size);
 /// AMD runs `v2_amd`, the one-chain sum it was measured with.
 const TWO_CHAINS: bool = true;
 /// The SuperMix in 10 shuffles from outputs with two coefficients each (`simd::MixPlan`).
