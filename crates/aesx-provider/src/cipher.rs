@@ -662,6 +662,15 @@ impl Ctx {
             // aesx refuses.
             return Err(Reason::FINAL_LEN);
         }
+        // CTR between separate buffers (OpenSSH's packets through `EVP_Cipher`): one pass, as
+        // in `stream_update`, not a copy into the output and the kernel over it in place.
+        if self.mode == Mode::Ctr
+            && input.len >= KS_BYTES
+            && let Some((src, dst)) = out.take_disjoint(input)
+        {
+            self.ctr_b2b(src, dst)?;
+            return Ok(input.len);
+        }
         let data = out.take_from(input)?;
         self.blocks(data)?;
         Ok(input.len)

@@ -550,10 +550,10 @@ dispatch! {
 
 /// `dst = src ^ (E(ctr) || E(ctr+1) || ...)`, whole blocks, `src.len() == dst.len()`: the
 /// buffer-to-buffer form of [`ctr_xor`]. `aesni` and `vaes256` read `src` and write `dst` in
-/// one pass (`vaes::ctr_asm`), and so does `vaes512` on AMD (the zmm selector loop,
-/// `aesni::ctr_nostack_b2b`); the other backends (`vaes512` on Intel: its compiled zmm kernel
-/// works in place only), and messages of up to twelve blocks (in place, `aesni::ctr_small`
-/// runs them with no stack wipe), copy and run in place.
+/// one pass (`vaes::ctr_asm`), and so does `vaes512` (on AMD the zmm selector loop,
+/// `aesni::ctr_nostack_b2b`; on Intel the compiled zmm kernel, `vaes::ctr_raw`); the other
+/// backends, and messages of up to twelve blocks (in place, `aesni::ctr_small` runs them with
+/// no stack wipe), copy and run in place.
 #[inline]
 pub(crate) fn ctr_xor_b2b(backend: Backend, keys: &Keys, ctr: u128, src: &[u8], dst: &mut [u8]) {
     debug_assert_eq!(src.len(), dst.len());
@@ -573,6 +573,14 @@ pub(crate) fn ctr_xor_b2b(backend: Backend, keys: &Keys, ctr: u128, src: &[u8], 
                 aesni::ctr_xor_b2b(k, ctr, src, dst)
             }
             aesni::wipe_stack_xy();
+        }
+        #[cfg(target_arch = "x86_64")]
+        Keys::Hw(k) if src.len() > 16 * aesni::SMALL_BLOCKS && backend == Backend::Vaes512 => {
+            // Intel: the compiled zmm kernel, reading `src` and writing `dst` (a copy first,
+            // then the kernel in place, cost ssh and sshd a 32 KiB memcpy per packet).
+            vaes::zmm::ctr_xor_b2b(k, ctr, src, dst);
+            // SAFETY: AVX-512F (the vaes512 backend runs only with it).
+            unsafe { aesni::wipe_stack_zmm() };
         }
         _ => {
             dst.copy_from_slice(src);

@@ -223,9 +223,21 @@ macro_rules! by_count_b {
 /// after unrolling, so only the last vector of a tail has a branch, on the length.
 #[inline(always)]
 unsafe fn load_at<V: Vector, const TAIL: bool>(buf: &[u8], i: usize, n: usize) -> V {
+    // SAFETY: forwarded; `buf` is `len` readable bytes.
+    unsafe { load_ptr::<V, TAIL>(buf.as_ptr(), buf.len(), i, n) }
+}
+
+/// [`load_at`] from `len` readable bytes at `buf`.
+#[inline(always)]
+unsafe fn load_ptr<V: Vector, const TAIL: bool>(
+    buf: *const u8,
+    len: usize,
+    i: usize,
+    n: usize,
+) -> V {
     let off = V::BYTES * i;
-    let p = buf.as_ptr().wrapping_add(off);
-    let have = buf.len().wrapping_sub(off);
+    let p = buf.wrapping_add(off);
+    let have = len.wrapping_sub(off);
     debug_assert!(have >= 16 && (i + 1 == n || have >= V::BYTES));
     if !TAIL || i + 1 < n || have >= V::BYTES {
         // SAFETY: a full register at `p` lies inside `buf` (the caller's batch or tail shape);
@@ -240,9 +252,22 @@ unsafe fn load_at<V: Vector, const TAIL: bool>(buf: &[u8], i: usize, n: usize) -
 /// Stores vector `i` of `n`, like [`load_at`].
 #[inline(always)]
 unsafe fn store_at<V: Vector, const TAIL: bool>(buf: &mut [u8], i: usize, n: usize, v: V) {
+    // SAFETY: forwarded; `buf` is `len` writable bytes.
+    unsafe { store_ptr::<V, TAIL>(buf.as_mut_ptr(), buf.len(), i, n, v) }
+}
+
+/// [`store_at`] into `len` writable bytes at `buf`.
+#[inline(always)]
+unsafe fn store_ptr<V: Vector, const TAIL: bool>(
+    buf: *mut u8,
+    len: usize,
+    i: usize,
+    n: usize,
+    v: V,
+) {
     let off = V::BYTES * i;
-    let p = buf.as_mut_ptr().wrapping_add(off);
-    let have = buf.len().wrapping_sub(off);
+    let p = buf.wrapping_add(off);
+    let have = len.wrapping_sub(off);
     debug_assert!(have >= 16 && (i + 1 == n || have >= V::BYTES));
     if !TAIL || i + 1 < n || have >= V::BYTES {
         // SAFETY: as in `load_at`.
@@ -497,16 +522,20 @@ unsafe fn ctr_words<V: Vector>(k0: &[u8; 16], a: u128) -> (V, V) {
     }
 }
 
-/// `N` vectors of one batch, from its words `(av, dv)` ([`ctr_words`]).
+/// `N` vectors of one batch, from its words `(av, dv)` ([`ctr_words`]): `len` bytes at `src`
+/// XORed with the keystream into `dst` (the same bytes, or bytes that do not overlap them;
+/// the last vector may be partial when `TAIL`).
 #[inline(always)]
 unsafe fn ctr_vecs<V: Vector, const NR: usize, const N: usize, const TAIL: bool>(
     ks: &[[u8; 16]; 15],
     w: &[V; VECS],
     (av, dv): (V, V),
-    c: &mut [u8],
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
 ) {
     // SAFETY: for the whole body, the caller runs on a CPU with `V`'s features; every access
-    // is inside `c` (`load_at`/`store_at`).
+    // is inside the `len` bytes of `src` or `dst` (`load_ptr`/`store_ptr`).
     unsafe {
         let mut x: [V; N] = [V::zero(); N];
         for i in 0..N {
@@ -521,8 +550,8 @@ unsafe fn ctr_vecs<V: Vector, const NR: usize, const N: usize, const TAIL: bool>
         // The last round key is loaded again for each vector rather than kept live across the
         // stores: held in a register there it was spilled to the stack for AES-256.
         for i in 0..N {
-            let d = V::xor(V::round_key(&ks[NR]), load_at::<V, TAIL>(c, i, N));
-            store_at::<V, TAIL>(c, i, N, V::aesenclast(x[i], d));
+            let d = V::xor(V::round_key(&ks[NR]), load_ptr::<V, TAIL>(src, len, i, N));
+            store_ptr::<V, TAIL>(dst, len, i, N, V::aesenclast(x[i], d));
         }
     }
 }
@@ -532,21 +561,40 @@ unsafe fn ctr_tail<V: Vector, const NR: usize, const N: usize>(
     ks: &[[u8; 16]; 15],
     w: &[V; VECS],
     a: u128,
-    c: &mut [u8],
+    (src, dst, len): (*const u8, *mut u8, usize),
 ) {
     // SAFETY: forwarded from the caller.
-    unsafe { ctr_vecs::<V, NR, N, true>(ks, w, ctr_words(&ks[0], a), c) }
+    unsafe { ctr_vecs::<V, NR, N, true>(ks, w, ctr_words(&ks[0], a), src, dst, len) }
 }
 
 /// `buf ^= E(ctr) || E(ctr + 1) || ...` (mod 2^128), whole blocks.
 #[inline(always)]
 pub(crate) unsafe fn ctr<V: Vector, const NR: usize>(rk: &Keys, ctr: u128, buf: &mut [u8]) {
+    let p = buf.as_mut_ptr();
+    // SAFETY: forwarded from the caller; in place over `buf`.
+    unsafe { ctr_raw::<V, NR>(rk, ctr, p, p, buf.len()) }
+}
+
+/// [`ctr`] from `len` bytes at `src` into `len` bytes at `dst` (whole blocks): the same
+/// bytes (in place) or bytes that do not overlap them. (`vaes512` on Intel, both forms.)
+///
+/// # Safety
+/// The CPU runs `V` (and AES-NI); `src` is readable and `dst` writable for `len` bytes, and
+/// the two ranges are equal or disjoint.
+#[inline(always)]
+pub(crate) unsafe fn ctr_raw<V: Vector, const NR: usize>(
+    rk: &Keys,
+    ctr: u128,
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+) {
     let batch = (VECS * V::BLOCKS) as u64;
     // Batches start at aligned counters `a`; the offset r is the same for all of them.
     let r = ctr as u64 & (batch - 1);
     // An explicit loop, not `array::from_fn`: its closure carries no target features and was
     // called out of line once per vector.
-    if V::BLOCKS == 4 && buf.len() >= V::BYTES * VECS {
+    if V::BLOCKS == 4 && len >= V::BYTES * VECS {
         // SAFETY: the caller runs on a CPU with `V`'s features.
         let mut w: [V; VECS] = [unsafe { V::zero() }; VECS];
         // All of them, in a loop of constant length: unrolled, the selectors stay in registers.
@@ -563,45 +611,58 @@ pub(crate) unsafe fn ctr<V: Vector, const NR: usize>(rk: &Keys, ctr: u128, buf: 
             *w = unsafe { V::ctr_select(r, i, batch) };
         }
         // SAFETY: forwarded from the caller.
-        return unsafe { ctr_from::<V, NR>(rk, ctr, buf, &w) };
+        return unsafe { ctr_from::<V, NR>(rk, ctr, (src, dst, len), &w) };
     }
     // SAFETY: as above.
     let mut w: [V; VECS] = [unsafe { V::zero() }; VECS];
     // Only the selectors a short message uses (a length, not a secret, bounds the loop).
-    let used = buf.len().div_ceil(V::BYTES).min(VECS);
+    let used = len.div_ceil(V::BYTES).min(VECS);
     for (i, w) in w.iter_mut().enumerate().take(used) {
         // SAFETY: as above.
         *w = unsafe { V::ctr_select(r, i, batch) };
     }
     // SAFETY: forwarded from the caller.
-    unsafe { ctr_from::<V, NR>(rk, ctr, buf, &w) }
+    unsafe { ctr_from::<V, NR>(rk, ctr, (src, dst, len), &w) }
 }
 
-/// [`ctr`] with its selectors `w` made.
+/// [`ctr_raw`] with its selectors `w` made.
 #[inline(always)]
 unsafe fn ctr_from<V: Vector, const NR: usize>(
     rk: &Keys,
     ctr: u128,
-    buf: &mut [u8],
+    (src, dst, len): (*const u8, *mut u8, usize),
     w: &[V; VECS],
 ) {
     let batch = (VECS * V::BLOCKS) as u64;
+    let per = V::BYTES * VECS;
     let mut a = ctr & !(batch as u128 - 1);
-    let mut chunks = buf.chunks_exact_mut(V::BYTES * VECS);
-    for c in &mut chunks {
+    let whole = len / per * per;
+    let mut off = 0;
+    while off < whole {
         // The batch's words are loaded inside its iteration: prepared one iteration ahead
         // (tried for Zen 2, where llvm-mca models the counter path as the bound) they held two
         // more registers across the rounds and LLVM spilled round keys for AES-256.
-        // SAFETY: forwarded from the caller.
-        unsafe { ctr_vecs::<V, NR, VECS, false>(&rk.enc, w, ctr_words(&rk.enc[0], a), c) }
+        // SAFETY: forwarded from the caller; bytes `off..off + per` lie inside both buffers.
+        unsafe {
+            ctr_vecs::<V, NR, VECS, false>(
+                &rk.enc,
+                w,
+                ctr_words(&rk.enc[0], a),
+                src.add(off),
+                dst.add(off),
+                per,
+            )
+        }
         a = a.wrapping_add(batch as u128);
+        off += per;
     }
-    let rest = chunks.into_remainder();
-    // SAFETY: forwarded from the caller.
+    let rest = len - whole;
+    // SAFETY: forwarded from the caller; the rest lies inside both buffers.
     unsafe {
+        let io = (src.add(whole), dst.add(whole), rest);
         by_count!(
-            rest.len().div_ceil(V::BYTES),
-            ctr_tail::<V, NR>(&rk.enc, w, a, rest)
+            rest.div_ceil(V::BYTES),
+            ctr_tail::<V, NR>(&rk.enc, w, a, io)
         )
     }
 }
@@ -1029,6 +1090,16 @@ mod tests {
             return;
         }
         check_ctr("ymm", (ymm::ctr_xor, ymm::ctr_xor_b2b));
+    }
+
+    /// The compiled zmm CTR kernel (`vaes512` on Intel) in place and buffer to buffer.
+    #[test]
+    fn zmm_ctr_kernel_matches_soft() {
+        if !Backend::Vaes512.is_available() {
+            std::eprintln!("SKIPPED: this CPU has no AVX-512 + VAES (zmm CTR kernel not run)");
+            return;
+        }
+        check_ctr("zmm", (zmm::ctr_xor, zmm::ctr_xor_b2b));
     }
 
     /// Both CTR main loops of [`ctr_b2b`] at both widths on every CPU that runs the width (the

@@ -187,6 +187,15 @@ fn ctr<const NR: usize>(k: &Keys, c: u128, buf: &mut [u8]) {
     unsafe { super::ctr::<__m512i, NR>(k, c, buf) }
 }
 
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,aes,avx2,sse4.2")]
+fn ctr_b2b<const NR: usize>(k: &Keys, c: u128, src: &[u8], dst: &mut [u8]) {
+    debug_assert_eq!(src.len(), dst.len());
+    let len = src.len().min(dst.len());
+    // SAFETY: the target features above; `src` and `dst` are distinct borrows (disjoint) of at
+    // least `len` bytes.
+    unsafe { super::ctr_raw::<__m512i, NR>(k, c, src.as_ptr(), dst.as_mut_ptr(), len) }
+}
+
 pub(crate) fn encrypt_blocks(k: &Keys, buf: &mut [u8]) {
     // SAFETY: see above.
     unsafe { by_nr!(k.rounds, ecb_enc(k, buf)) }
@@ -202,6 +211,11 @@ pub(crate) fn cbc_decrypt(k: &Keys, iv: &mut [u8; 16], buf: &mut [u8]) {
 pub(crate) fn ctr_xor(k: &Keys, c: u128, buf: &mut [u8]) {
     // SAFETY: see above.
     unsafe { by_nr!(k.rounds, ctr(k, c, buf)) }
+}
+/// `dst = src ^ keystream` (whole blocks, same length), read and written in one pass.
+pub(crate) fn ctr_xor_b2b(k: &Keys, c: u128, src: &[u8], dst: &mut [u8]) {
+    // SAFETY: see above.
+    unsafe { by_nr!(k.rounds, ctr_b2b(k, c, src, dst)) }
 }
 
 // GCM entry points (`backend::vclmul_seal_open`). SAFETY (all): callers check
