@@ -2004,6 +2004,8 @@ mod stack_depth {
             vaes::zmm::decrypt_blocks(k, buf);
             vaes::zmm::cbc_decrypt(k, &mut iv, buf);
             vaes::zmm::ctr_xor(k, 5, buf);
+            static SRC: [u8; 1600] = [0x5c; 1600];
+            vaes::zmm::ctr_xor_b2b(k, 5, &SRC[..buf.len()], buf);
         });
         std::eprintln!(
             "stack depth of the vaes512 kernels: {zmm_kernels} B (wipe {})",

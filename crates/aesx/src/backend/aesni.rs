@@ -1340,8 +1340,8 @@ fn not_a_tail_call() {
 /// size and 0-100 blocks, the CTR kernels deepest: the asm loop's 384 bytes of counter slots
 /// share a frame with the tail kernel's selectors; 744 B before that loop;
 /// `backend::stack_depth::kernels_stay_within_their_wipes` fails if one comes within 64 bytes
-/// of this). The zmm kernels of `vaes512` too ([`wipe_stack_zmm`]: at most 1152 B on an
-/// Intel AVX-512 guest, the same test).
+/// of this). The zmm kernels of `vaes512` too ([`wipe_stack_zmm`]: at most 1184 B on an
+/// Intel AVX-512 guest since its CTR reads and writes separate buffers, the same test).
 pub(crate) const WIPE_XY: usize = 1280;
 
 /// [`wipe_stack`] over [`WIPE_XY`] bytes.
