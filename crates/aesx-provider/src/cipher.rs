@@ -465,24 +465,7 @@ impl Ctx {
         if out.cap < input.len {
             return Err(Reason::OUT_SMALL);
         }
-        // Separate input and output buffers of a call long enough for the kernel (shorter ones
-        // take the keystream memo after a copy anyway): the whole blocks in one pass, no copy.
-        let disjoint = if input.len >= KS_BYTES {
-            out.take_disjoint(input)
-        } else {
-            None
-        };
-        let data = match disjoint {
-            Some((src, dst)) => {
-                self.ctr_b2b(src, dst)?;
-                dst
-            }
-            None => {
-                let data = out.take_from(input)?;
-                self.ctr(data)?;
-                data
-            }
-        };
+        let data = self.ctr_into(&mut out, input)?;
         let mut outl = input.len;
         if !self.enc && self.tls_version > 0 && self.tls_mac_size > 0 {
             // What OpenSSL's stream ciphers do under TLS: the MAC ends the record.
@@ -495,6 +478,28 @@ impl Ctx {
             self.tls_mac_valid = true;
         }
         Ok(outl)
+    }
+
+    /// CTR of `input` into the output (advanced past it); returns the output region. Separate
+    /// input and output buffers of a call long enough for the kernel (shorter ones take the
+    /// keystream memo after a copy anyway): the whole blocks in one pass, no copy.
+    fn ctr_into<'a>(&mut self, out: &mut Out, input: In) -> Result<&'a mut [u8], Reason> {
+        let disjoint = if input.len >= KS_BYTES {
+            out.take_disjoint(input)
+        } else {
+            None
+        };
+        match disjoint {
+            Some((src, dst)) => {
+                self.ctr_b2b(src, dst)?;
+                Ok(dst)
+            }
+            None => {
+                let data = out.take_from(input)?;
+                self.ctr(data)?;
+                Ok(data)
+            }
+        }
     }
 
     fn block_update(&mut self, out: Out, mut input: In) -> Result<usize, Reason> {
@@ -662,13 +667,9 @@ impl Ctx {
             // aesx refuses.
             return Err(Reason::FINAL_LEN);
         }
-        // CTR between separate buffers (OpenSSH's packets through `EVP_Cipher`): one pass, as
-        // in `stream_update`, not a copy into the output and the kernel over it in place.
-        if self.mode == Mode::Ctr
-            && input.len >= KS_BYTES
-            && let Some((src, dst)) = out.take_disjoint(input)
-        {
-            self.ctr_b2b(src, dst)?;
+        if self.mode == Mode::Ctr {
+            // Separate buffers (OpenSSH's packets through `EVP_Cipher`) in one pass.
+            self.ctr_into(&mut out, input)?;
             return Ok(input.len);
         }
         let data = out.take_from(input)?;

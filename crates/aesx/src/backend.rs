@@ -561,26 +561,30 @@ pub(crate) fn ctr_xor_b2b(backend: Backend, keys: &Keys, ctr: u128, src: &[u8], 
         #[cfg(target_arch = "x86_64")]
         Keys::Hw(k)
             if src.len() > 16 * aesni::SMALL_BLOCKS
-                && (matches!(backend, Backend::Aesni | Backend::Vaes256)
-                    || (backend == Backend::Vaes512 && crate::cpu::amd_like())) =>
+                && matches!(
+                    backend,
+                    Backend::Aesni | Backend::Vaes256 | Backend::Vaes512
+                ) =>
         {
             if aesni::ctr_nostack_b2b(backend, k, ctr, src, dst) {
                 return;
             }
-            if backend == Backend::Vaes256 {
-                vaes256::ctr_xor_b2b(k, ctr, src, dst)
-            } else {
-                aesni::ctr_xor_b2b(k, ctr, src, dst)
+            match backend {
+                Backend::Vaes512 => {
+                    // Intel (AMD's whole call went to the assembly above).
+                    vaes::zmm::ctr_xor_b2b(k, ctr, src, dst);
+                    // SAFETY: AVX-512F (the vaes512 backend runs only with it).
+                    unsafe { aesni::wipe_stack_zmm() };
+                }
+                Backend::Vaes256 => {
+                    vaes256::ctr_xor_b2b(k, ctr, src, dst);
+                    aesni::wipe_stack_xy();
+                }
+                _ => {
+                    aesni::ctr_xor_b2b(k, ctr, src, dst);
+                    aesni::wipe_stack_xy();
+                }
             }
-            aesni::wipe_stack_xy();
-        }
-        #[cfg(target_arch = "x86_64")]
-        Keys::Hw(k) if src.len() > 16 * aesni::SMALL_BLOCKS && backend == Backend::Vaes512 => {
-            // Intel: the compiled zmm kernel, reading `src` and writing `dst` (a copy first,
-            // then the kernel in place, cost ssh and sshd a 32 KiB memcpy per packet).
-            vaes::zmm::ctr_xor_b2b(k, ctr, src, dst);
-            // SAFETY: AVX-512F (the vaes512 backend runs only with it).
-            unsafe { aesni::wipe_stack_zmm() };
         }
         _ => {
             dst.copy_from_slice(src);
