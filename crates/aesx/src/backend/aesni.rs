@@ -1370,6 +1370,26 @@ pub(crate) fn wipe_stack_gcm() {
     not_a_tail_call();
 }
 
+/// Bytes of stack [`wipe_stack_soft`] clears after the `soft` and `vpaes` kernels: more than
+/// their measured depth (at most 1640 B, `soft` CBC decryption; `vpaes` CTR and CBC
+/// decryption 1512; `backend::stack_depth`, release build, Intel AVX-512 guest).
+pub(crate) const SOFT_WIPE: usize = 2048;
+
+/// The short wipe after `soft` and `vpaes` key setup and calls of up to 3 blocks (measured
+/// at most 944 B: `soft` CBC decryption of 1-3 blocks; key setup at most 648 B).
+pub(crate) const SOFT_WIPE_SMALL: usize = 1152;
+
+/// [`wipe_stack`] over [`SOFT_WIPE_SMALL`] bytes if `small`, else [`SOFT_WIPE`].
+#[inline(always)]
+pub(crate) fn wipe_stack_soft(small: bool) {
+    if small {
+        wipe_below::<{ SOFT_WIPE_SMALL / 16 }>();
+    } else {
+        wipe_below::<{ SOFT_WIPE / 16 }>();
+    }
+    not_a_tail_call();
+}
+
 /// `pxor xmmN, xmmN` for each register number listed (asm text).
 macro_rules! zero_xmm {
     ($($n:literal)*) => {

@@ -777,20 +777,24 @@ fn slice_group(w: &[u32], k: &mut Keys, g: usize) {
     x.zeroize();
 }
 
+#[cfg(test)]
 pub(crate) fn from_round_keys(enc: &[[u8; 16]]) -> Keys {
-    let mut k = Keys {
-        rk: [[0; 8]; 15],
-        rounds: enc.len() - 1,
-    };
+    let mut k = Keys::ZERO;
+    from_round_keys_into(enc, &mut k);
+    k
+}
+
+/// The schedule from standard (FIPS-197) round keys, written into `k` where it lives.
+pub(crate) fn from_round_keys_into(enc: &[[u8; 16]], k: &mut Keys) {
+    k.rounds = enc.len() - 1;
     let mut w = [0u32; 60];
     for (i, key) in enc.iter().enumerate() {
         for c in 0..4 {
             w[4 * i + c] = u32::from_le_bytes(key[4 * c..4 * c + 4].try_into().unwrap());
         }
     }
-    slice_keys(&w, &mut k);
+    slice_keys(&w, k);
     w.zeroize();
-    k
 }
 
 /// SubWord on a little-endian word: the S-box circuit on 4 bytes at once, each plane holding

@@ -256,14 +256,6 @@ fn convert(mk: &[__m128i; 15], nr: usize, k: &mut Keys) {
     store(&mut k.dec[nr], _mm_shuffle_epi8(k0, c128(DEC_Q[nr % 4])));
 }
 
-fn empty(rounds: usize) -> Keys {
-    Keys {
-        enc: [[0; 16]; 15],
-        dec: [[0; 16]; 15],
-        rounds,
-    }
-}
-
 #[target_feature(enable = "ssse3")]
 fn expand_ssse3(key: &[u8], k: &mut Keys) {
     let mut mk = [_mm_setzero_si128(); 15];
@@ -285,19 +277,43 @@ fn from_round_keys_ssse3(enc: &[[u8; 16]], k: &mut Keys) {
     core::hint::black_box(&mut mk);
 }
 
+/// An all-zero schedule: the placeholder [`expand_into`] and [`from_round_keys_into`] fill.
+pub(crate) const ZERO: Keys = Keys {
+    enc: [[0; 16]; 15],
+    dec: [[0; 16]; 15],
+    rounds: 10,
+};
+
+#[cfg(test)]
 pub(crate) fn expand(key: &[u8]) -> Keys {
-    let mut k = empty(key.len() / 4 + 6);
-    // SAFETY: this module is reached only through `Backend::Vpaes`, whose availability (SSSE3)
-    // `Aes::with_backend` checked.
-    unsafe { expand_ssse3(key, &mut k) };
+    let mut k = ZERO;
+    expand_into(key, &mut k);
     k
 }
 
+/// The schedule of `key`, written into `k` where it lives. IMPLEMENTATION NOTE (session 25):
+/// built by value and then boxed, the 488-byte schedule was returned through a temporary in
+/// the caller's frame that nothing wiped (`tests/residue.rs` found AES-192's last decryption
+/// key, which is round key 0 itself, on the stack after key setup).
+pub(crate) fn expand_into(key: &[u8], k: &mut Keys) {
+    k.rounds = key.len() / 4 + 6;
+    // SAFETY: this module is reached only through `Backend::Vpaes`, whose availability (SSSE3)
+    // `Aes::with_backend` checked.
+    unsafe { expand_ssse3(key, k) };
+}
+
+#[cfg(test)]
 pub(crate) fn from_round_keys(enc: &[[u8; 16]]) -> Keys {
-    let mut k = empty(enc.len() - 1);
-    // SAFETY: as in `expand`: reached only for `Backend::Vpaes`, which requires SSSE3.
-    unsafe { from_round_keys_ssse3(enc, &mut k) };
+    let mut k = ZERO;
+    from_round_keys_into(enc, &mut k);
     k
+}
+
+/// [`expand_into`] from standard (FIPS-197) encryption round keys.
+pub(crate) fn from_round_keys_into(enc: &[[u8; 16]], k: &mut Keys) {
+    k.rounds = enc.len() - 1;
+    // SAFETY: as in `expand_into`: reached only for `Backend::Vpaes`, which requires SSSE3.
+    unsafe { from_round_keys_ssse3(enc, k) };
 }
 
 // ---------------------------------------------------------------------------------------------
