@@ -117,6 +117,16 @@ fn ctr64_inc(c: &mut [u8]) {
     c[..8].copy_from_slice(&v.to_be_bytes());
 }
 
+/// Whether `len` bytes at `input` and at `out` are separate, non-overlapping memory (and
+/// neither is NULL).
+fn disjoint(input: *const u8, out: *mut u8, len: usize) -> bool {
+    let (i, o) = (input as usize, out as usize);
+    i != 0
+        && o != 0
+        && (i.checked_add(len).is_some_and(|e| e <= o)
+            || o.checked_add(len).is_some_and(|e| e <= i))
+}
+
 impl GcmCtx {
     fn new(alg: usize, backend: aesx::Backend) -> GcmCtx {
         GcmCtx {
@@ -412,6 +422,21 @@ impl GcmCtx {
                 let r = match stream {
                     Stream::Enc(s) => s.aad(aad),
                     Stream::Dec(s) => s.aad(aad),
+                };
+                r.map_err(|_| Reason::SILENT)?;
+            } else if disjoint(input, out, len) {
+                // Separate buffers (OpenSSH's packets): read one, write the other, no copy.
+                // SAFETY: `input` holds `len` readable bytes and `out` at least `len` writable
+                // ones (the callers check outsize); the two ranges were just found disjoint.
+                let (src, dst) = unsafe {
+                    (
+                        core::slice::from_raw_parts(input, len),
+                        core::slice::from_raw_parts_mut(out, len),
+                    )
+                };
+                let r = match stream {
+                    Stream::Enc(s) => s.update_b2b(src, dst),
+                    Stream::Dec(s) => s.update_b2b(src, dst),
                 };
                 r.map_err(|_| Reason::SILENT)?;
             } else {

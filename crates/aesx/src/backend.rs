@@ -960,6 +960,49 @@ fn vclmul_seal_open(
     }
 }
 
+/// [`gcm_seal`] (`seal`) or [`gcm_open`] from `src` into `dst` (whole blocks, the same
+/// length, separate buffers). `vaes512` on Intel reads the one and writes the other in one
+/// pass (from [`ZMM_GCM_MIN`] bytes); every other kernel works in place, so `src` is copied
+/// into `dst` first.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn gcm_b2b(
+    backend: Backend,
+    keys: &Keys,
+    gk: &GhashKey,
+    ctr: &[u8; 16],
+    public: bool,
+    acc: &mut u128,
+    aad: &[u8],
+    (src, dst): (&[u8], &mut [u8]),
+    seal: bool,
+) {
+    debug_assert!(src.len() == dst.len() && aad.len().is_multiple_of(16));
+    #[cfg(target_arch = "x86_64")]
+    if let (Keys::Hw(k), GhashKey::Vclmul(h)) = (keys, gk)
+        && backend == Backend::Vaes512
+        && src.len() >= ZMM_GCM_MIN
+        && !crate::cpu::amd_like()
+    {
+        if !aad.is_empty() {
+            ghash_vclmul(h, acc, aad);
+        }
+        // SAFETY: as in `vclmul_seal_open`.
+        unsafe {
+            vaes::zmm::gcm_b2b(k, h, ctr, public, acc, src, dst, seal);
+            aesni::zero_zmm16_31();
+        }
+        aesni::wipe_stack_gcm();
+        return;
+    }
+    dst.copy_from_slice(src);
+    if seal {
+        gcm_seal(backend, keys, gk, ctr, public, acc, aad, dst)
+    } else {
+        gcm_open(backend, keys, gk, ctr, public, acc, aad, dst)
+    }
+}
+
 /// Message bytes from which `vaes512` runs the zmm GCM kernel ([`vclmul_seal_open`]).
 #[cfg(target_arch = "x86_64")]
 const ZMM_GCM_MIN: usize = 256;
@@ -2140,7 +2183,19 @@ mod stack_depth {
         let lengths = [9u8; 16];
         let aad = [4u8; 32];
         type Kernel<'a> = (&'a str, &'a dyn Fn(&Keys, &GhashKey, &mut [u8]));
-        let gcm: [Kernel; 9] = [
+        let gcm: [Kernel; 10] = [
+            ("vaes zmm seal/open buffer to buffer", &|k, g, buf| {
+                if let (GhashKey::Vclmul(v), true) = (g, Backend::Vaes512.is_available()) {
+                    let (k, mut acc) = (hw(k), 1u128);
+                    static SRC: [u8; 4800] = [0x5c; 4800];
+                    let src = &SRC[..buf.len()];
+                    // SAFETY: as below.
+                    unsafe {
+                        vaes::zmm::gcm_b2b(k, v, &ctr, true, &mut acc, src, buf, true);
+                        vaes::zmm::gcm_b2b(k, v, &ctr, false, &mut acc, src, buf, false);
+                    }
+                }
+            }),
             ("vaes zmm seal/open", &|k, g, buf| {
                 if let (GhashKey::Vclmul(v), true) = (g, Backend::Vaes512.is_available()) {
                     let (k, mut acc) = (hw(k), 1u128);

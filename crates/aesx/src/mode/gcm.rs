@@ -724,7 +724,20 @@ impl Stream {
         tail
     }
 
-    fn update(&mut self, gcm: &AesGcm, mut buf: &mut [u8], seal: bool) -> Result<(), Error> {
+    fn update(&mut self, gcm: &AesGcm, buf: &mut [u8], seal: bool) -> Result<(), Error> {
+        self.update_io(gcm, None, buf, seal)
+    }
+
+    /// [`Stream::update`] of `src` (when given; the same length as `buf`) into `buf`, else of
+    /// `buf` in place.
+    fn update_io(
+        &mut self,
+        gcm: &AesGcm,
+        mut src: Option<&[u8]>,
+        mut buf: &mut [u8],
+        seal: bool,
+    ) -> Result<(), Error> {
+        debug_assert!(src.is_none_or(|s| s.len() == buf.len()));
         let total = self
             .msg_len
             .checked_add(buf.len() as u64)
@@ -749,11 +762,13 @@ impl Stream {
             let n = (16 - off).min(buf.len());
             let (head, rest) = buf.split_at_mut(n);
             for (i, d) in head.iter_mut().enumerate() {
-                let c = if seal { *d ^ self.ks[off + i] } else { *d };
-                *d ^= self.ks[off + i];
+                let x = src.map_or(*d, |s| s[i]);
+                let c = if seal { x ^ self.ks[off + i] } else { x };
+                *d = x ^ self.ks[off + i];
                 self.part[off + i] = c;
             }
             buf = rest;
+            src = src.map(|s| &s[n..]);
             if off + n < 16 {
                 return Ok(());
             }
@@ -761,7 +776,17 @@ impl Stream {
         }
         let whole = buf.len() / 16 * 16;
         let (body, tail) = buf.split_at_mut(whole);
-        if !body.is_empty() {
+        let tail_src = src.map(|s| &s[whole..]);
+        if let Some(s) = src
+            && !body.is_empty()
+        {
+            let (b, keys) = gcm.k.aes.kernels();
+            let aad = aad_tail.as_ref().map_or(&[][..], |b| &b[..]);
+            let (c, p) = (&self.ctr, self.public);
+            let io = (&s[..whole], &mut *body);
+            backend::gcm_b2b(b, keys, &gcm.k.ghash, c, p, &mut self.acc, aad, io, seal);
+            self.ctr = inc32(&self.ctr, (whole / 16) as u32);
+        } else if !body.is_empty() {
             let (b, keys) = gcm.k.aes.kernels();
             let aad = aad_tail.as_ref().map_or(&[][..], |b| &b[..]);
             if seal {
@@ -781,8 +806,9 @@ impl Stream {
             gcm.xor_keystream(&self.ctr, &mut self.ks);
             self.ctr = inc32(&self.ctr, 1);
             for (i, d) in tail.iter_mut().enumerate() {
-                let c = if seal { *d ^ self.ks[i] } else { *d };
-                *d ^= self.ks[i];
+                let x = tail_src.map_or(*d, |s| s[i]);
+                let c = if seal { x ^ self.ks[i] } else { x };
+                *d = x ^ self.ks[i];
                 self.part[i] = c;
             }
         }
@@ -860,8 +886,8 @@ impl<K: Borrow<AesGcm>> GcmEncryptor<K> {
 
     /// Encrypts `input` into `output[..input.len()]`.
     pub fn update_b2b(&mut self, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
-        crate::copy_in(input, output)?;
-        self.update(&mut output[..input.len()])
+        let out = output_for(input, output)?;
+        self.st.update_io(self.key.borrow(), Some(input), out, true)
     }
 
     /// Bytes of associated data and of message so far.
@@ -923,8 +949,9 @@ impl<K: Borrow<AesGcm>> GcmDecryptor<K> {
 
     /// Decrypts `input` into `output[..input.len()]` (unauthenticated until `finish`).
     pub fn update_b2b(&mut self, input: &[u8], output: &mut [u8]) -> Result<(), Error> {
-        crate::copy_in(input, output)?;
-        self.update(&mut output[..input.len()])
+        let out = output_for(input, output)?;
+        self.st
+            .update_io(self.key.borrow(), Some(input), out, false)
     }
 
     /// Bytes of associated data and of message so far.
@@ -980,6 +1007,14 @@ impl<K: Borrow<AesGcm>> GcmDecryptor<K> {
         backend::wipe_block(&mut t);
         Ok(ok)
     }
+}
+
+/// The first `input.len()` bytes of `output` (the streams' `update_b2b`), or
+/// [`ErrorKind::OutputTooSmall`].
+fn output_for<'a>(input: &[u8], output: &'a mut [u8]) -> Result<&'a mut [u8], Error> {
+    output
+        .get_mut(..input.len())
+        .ok_or(Error::new(ErrorKind::OutputTooSmall))
 }
 
 #[cfg(test)]

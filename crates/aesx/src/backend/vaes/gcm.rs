@@ -63,7 +63,7 @@
 
 use core::arch::x86_64::*;
 
-use super::{Vector, by_count, load_at, store_at};
+use super::{Vector, by_count, load_at, load_ptr, store_ptr};
 use crate::backend::aesni::Keys;
 use crate::backend::clmul::{self, Prod};
 use crate::backend::ghash_soft::mul_x;
@@ -392,10 +392,12 @@ const GENERAL: u8 = 0;
 const NO_CARRY: u8 = 1;
 const ALIGNED: u8 = 2;
 
-/// One full batch of 16 blocks at `out`: `out ^= keystream(c)`, with (if `HASH`) the GHASH of
-/// the 16 blocks of `hash` interleaved into the AES rounds; returns the new state and the
-/// output registers (the first `ZV`: all of a zmm batch, which encryption on AMD hashes next).
-/// `hash` may be `Src::Mem(out)` (decryption): every load of it precedes the stores.
+/// One full batch of 16 blocks: `out = inp ^ keystream(c)` (`inp` is `out`, or a batch that
+/// does not overlap it), with (if `HASH`) the GHASH of the 16 blocks of `hash` interleaved
+/// into the AES rounds; returns the new state and the output registers (the first `ZV`: all
+/// of a zmm batch, which encryption on AMD hashes next). `hash` may be `Src::Mem(inp)`
+/// (decryption): every load of it precedes the stores.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn batch<
     V: Vector,
@@ -410,13 +412,14 @@ unsafe fn batch<
     c: V,
     s: __m128i,
     hash: Src<V>,
+    inp: *const u8,
     out: *mut u8,
     bs: V,
 ) -> (__m128i, [V; ZV]) {
     let nv = nb::<V, SB, W>() / V::BLOCKS;
     let j0 = BATCH - nb::<V, SB, W>();
-    // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `hash` and `out` point to
-    // `nb::<V, SB, W>()` whole blocks each (the caller's batch).
+    // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `hash`, `inp` and `out` point
+    // to `nb::<V, SB, W>()` whole blocks each (the caller's batch).
     unsafe {
         let k0 = V::round_key(&rk.enc[0]);
         let mut x = [V::zero(); MAXV];
@@ -502,10 +505,9 @@ unsafe fn batch<
         }
         let s = if HASH { reduce::<V, SB>(a) } else { s };
         for i in 0..nv {
-            let p = out.add(V::BYTES * i);
-            let d = V::xor(V::round_key(&rk.enc[NR]), V::load(p));
+            let d = V::xor(V::round_key(&rk.enc[NR]), V::load(inp.add(V::BYTES * i)));
             x[i] = V::aesenclast(x[i], d);
-            V::store(p, x[i]);
+            V::store(out.add(V::BYTES * i), x[i]);
         }
         (s, x)
     }
@@ -535,30 +537,34 @@ impl<V: Vector> Src<V> {
     }
 }
 
-/// `n` (>= 1) full batches with GHASH: batch `i` at `out + 256 i` is encrypted while the 16
-/// blocks at `hash + 256 i` are hashed (see [`batch`]). On ymm the hand-allocated assembly loop
+/// `n` (>= 1) full batches with GHASH: batch `i` from `inp + 256 i` into `out + 256 i` is
+/// encrypted while the 16 blocks at `hash + 256 i` are hashed (see [`batch`]): `SEAL`, the
+/// ciphertext one batch behind `out`; else the input, `inp`. On ymm the hand-allocated assembly loop
 /// ([`super::gcm_ymm`]); other widths loop over [`batch`]. `lo`: the first counter's inc32
 /// word when it is public (a 12-byte nonce), which the ymm loop and Intel's zmm decryption
 /// branch on, and from which Intel's zmm encryption knows that its counters are aligned;
 /// `None` where it may be secret. Returns the next counters and state.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn batches<V: Vector, const NR: usize, const SB: bool, const W: bool>(
+unsafe fn batches<V: Vector, const NR: usize, const SB: bool, const W: bool, const SEAL: bool>(
     rk: &Keys,
     k: &Key,
     mut c: V,
     mut s: __m128i,
     hash: *const u8,
-    out: *mut u8,
+    (inp, out): (*const u8, *mut u8),
     n: usize,
     bs: V,
     lo: Option<u32>,
 ) -> (V, __m128i) {
     let w = 16 * nb::<V, SB, W>();
-    // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `hash` and `out` cover `n`
-    // batches, `hash` equal to `out` or one batch behind it. On the ymm branch `V` is
-    // `__m256i` (same size, checked), so the transmutes are identities, and a 16-block batch
-    // is 8 registers (`nb` is 16).
+    // In place unless on Intel's zmm loop (the ymm and AMD zmm assembly loops work in place).
+    debug_assert!(inp == out.cast_const() || aligns::<V, SB, W>());
+    // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `hash`, `inp` and `out` cover
+    // `n` batches, `hash` one batch behind `out` (seal) or equal to `inp` (open), `inp` equal
+    // to `out` or not overlapping it. On the ymm branch `V` is `__m256i` (same size,
+    // checked), so the transmutes are identities, and a 16-block batch is 8 registers (`nb`
+    // is 16).
     unsafe {
         if V::BYTES == 32 && nb::<V, SB, W>() == 16 {
             let c256: __m256i = core::mem::transmute_copy(&c);
@@ -575,13 +581,17 @@ unsafe fn batches<V: Vector, const NR: usize, const SB: bool, const W: bool>(
         let inc = step::<V>(nb::<V, SB, W>());
         // Intel's zmm seal with a public counter that [`aligned_head`] brought to a multiple
         // of 16: every batch starts at one, and builds its counters with XORs (see [`batch`]).
-        // Decryption (`hash == out`) keeps the loop below, also where its counter happens to
+        // Decryption keeps the loop below, also where its counter happens to
         // start aligned: its code is then the same as before this path existed (see
         // `aligned_head` for what the path measured in `open`).
-        if hash != out.cast_const() && aligned::<V, SB, W>(lo) {
+        // IMPLEMENTATION NOTE (session 25): seal and open are told apart by `SEAL`, a
+        // constant. Told apart at run time (`hash != inp`; a buffer-to-buffer seal cannot fold
+        // that), the seal kept the batch kind only open runs, and LLVM spilled 11-13 zmm
+        // registers a batch in AES-192's loops.
+        if SEAL && aligned::<V, SB, W>(lo) {
             for i in 0..n {
-                let h = Src::Mem(hash.add(w * i));
-                s = batch::<V, NR, true, SB, W, ALIGNED>(rk, k, c, s, h, out.add(w * i), bs).0;
+                let (h, o) = (Src::Mem(hash.add(w * i)), out.add(w * i));
+                s = batch::<V, NR, true, SB, W, ALIGNED>(rk, k, c, s, h, inp.add(w * i), o, bs).0;
                 c = V::add32(c, inc);
             }
         } else {
@@ -591,16 +601,16 @@ unsafe fn batches<V: Vector, const NR: usize, const SB: bool, const W: bool>(
             // vaes512`, four sets of 8-10 alternated runs): open AES-128 1.02-1.09x, AES-192
             // 0.99-1.07x; AES-256 open 0.92-1.00x (the unrolled 13-round batch scheduled worse
             // with two instantiations), so it keeps one path.
-            let fast_ok = SB && NR != 14 && hash == out.cast_const();
+            let fast_ok = SB && NR != 14 && !SEAL;
             let last = 0xff - (nb::<V, SB, W>() as u32 - 1);
             for i in 0..n {
                 let h = Src::Mem(hash.add(w * i));
-                let o = out.add(w * i);
+                let (d, o) = (inp.add(w * i), out.add(w * i));
                 let at = (i * nb::<V, SB, W>()) as u32;
                 s = if fast_ok && lo.is_some_and(|l| l.wrapping_add(at) & 0xff <= last) {
-                    batch::<V, NR, true, SB, W, NO_CARRY>(rk, k, c, s, h, o, bs).0
+                    batch::<V, NR, true, SB, W, NO_CARRY>(rk, k, c, s, h, d, o, bs).0
                 } else {
-                    batch::<V, NR, true, SB, W, GENERAL>(rk, k, c, s, h, o, bs).0
+                    batch::<V, NR, true, SB, W, GENERAL>(rk, k, c, s, h, d, o, bs).0
                 };
                 c = V::add32(c, inc);
             }
@@ -657,21 +667,26 @@ unsafe fn hash_tail<V: Vector, const SB: bool, const W: bool, const N: usize>(
     }
 }
 
-/// The tail of a seal or open: 1..15 whole blocks in `N` registers; one reduction.
+/// The tail of a seal or open: 1..15 whole blocks in `N` registers, `len` bytes from `inp`
+/// into `out` (the same bytes, or bytes that do not overlap them); one reduction.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn tail<V: Vector, const NR: usize, const SB: bool, const W: bool, const N: usize>(
     rk: &Keys,
     k: &Key,
     c: V,
     s: &mut __m128i,
-    buf: &mut [u8],
+    (inp, out, len): (*const u8, *mut u8, usize),
     seal: bool,
     bs: V,
 ) {
-    // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; accesses stay in `buf`.
+    // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; accesses stay in the `len`
+    // bytes at `inp` and `out`; the shared slices made for hashing live only while nothing
+    // writes their bytes (the input before the stores, the output after them).
     unsafe {
         if !seal {
-            *s = hash_tail::<V, SB, W, N>(k, *s, buf, bs);
+            let data = core::slice::from_raw_parts(inp, len);
+            *s = hash_tail::<V, SB, W, N>(k, *s, data, bs);
         }
         let k0 = V::round_key(&rk.enc[0]);
         let mut x = [V::zero(); N];
@@ -685,11 +700,15 @@ unsafe fn tail<V: Vector, const NR: usize, const SB: bool, const W: bool, const 
             }
         }
         for i in 0..N {
-            let d = V::xor(V::round_key(&rk.enc[NR]), load_at::<V, true>(buf, i, N));
-            store_at::<V, true>(buf, i, N, V::aesenclast(x[i], d));
+            let d = V::xor(
+                V::round_key(&rk.enc[NR]),
+                load_ptr::<V, true>(inp, len, i, N),
+            );
+            store_ptr::<V, true>(out, len, i, N, V::aesenclast(x[i], d));
         }
         if seal {
-            *s = hash_tail::<V, SB, W, N>(k, *s, buf, bs);
+            let data = core::slice::from_raw_parts(out.cast_const(), len);
+            *s = hash_tail::<V, SB, W, N>(k, *s, data, bs);
         }
     }
 }
@@ -729,33 +748,34 @@ const ALIGN_MIN_BLOCKS: usize = 256;
 /// seal loop (GHASH woven one instruction after each VAESENC, or all before the rounds;
 /// hashed from registers or memory): 0.87-0.94x of LLVM's code for this loop, which issues a
 /// batch's GHASH work first (README, session 21).
+/// Returns the bytes sealed (0 or the head's).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn aligned_head<'a, V: Vector, const NR: usize, const SB: bool, const W: bool>(
+unsafe fn aligned_head<V: Vector, const NR: usize, const SB: bool, const W: bool>(
     rk: &Keys,
     k: &Key,
     c: &mut V,
     lo: &mut Option<u32>,
     s: &mut __m128i,
-    buf: &'a mut [u8],
+    (inp, out, len): (*const u8, *mut u8, usize),
     bs: V,
-) -> &'a mut [u8] {
-    let Some(l) = *lo else { return buf };
+) -> usize {
+    let Some(l) = *lo else { return 0 };
     let h = (l.wrapping_neg() % 16) as usize;
-    if !aligns::<V, SB, W>() || h == 0 || buf.len() / 16 < h + ALIGN_MIN_BLOCKS {
-        return buf;
+    if !aligns::<V, SB, W>() || h == 0 || len / 16 < h + ALIGN_MIN_BLOCKS {
+        return 0;
     }
-    let (head, rest) = buf.split_at_mut(16 * h);
-    // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `head` holds 1..15 whole blocks.
+    // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; the head, 1..15 whole blocks,
+    // lies inside the caller's `len` bytes.
     unsafe {
         by_count!(
             h.div_ceil(V::BLOCKS),
-            tail::<V, NR, SB, W>(rk, k, *c, s, head, true, bs)
+            tail::<V, NR, SB, W>(rk, k, *c, s, (inp, out, 16 * h), true, bs)
         );
         *c = V::add32(*c, step::<V>(h));
     }
     *lo = Some(l.wrapping_add(h as u32));
-    rest
+    16 * h
 }
 
 /// The byte-reversal mask in every block, and register 0's byte-reversed counters.
@@ -795,25 +815,47 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool, const W: b
     acc: &mut u128,
     buf: &mut [u8],
 ) {
-    debug_assert!(buf.len().is_multiple_of(16));
+    let p = buf.as_mut_ptr();
+    // SAFETY: the caller's; in place over `buf`.
+    unsafe { seal_io::<V, NR, SB, W>(rk, k, ctr, public, acc, (p, p, buf.len())) }
+}
+
+/// [`seal`] of `len` bytes at `inp` into `len` bytes at `out`: the same bytes, or (Intel's
+/// zmm tuning only: `SB`, 16-block batches) bytes that do not overlap them.
+///
+/// # Safety
+/// The CPU runs `V`, VAES and VPCLMULQDQ; `inp` is readable and `out` writable for `len`
+/// bytes (whole blocks), equal or (as above) disjoint.
+#[inline(always)]
+pub(crate) unsafe fn seal_io<V: Vector, const NR: usize, const SB: bool, const W: bool>(
+    rk: &Keys,
+    k: &Key,
+    ctr: &[u8; 16],
+    public: bool,
+    acc: &mut u128,
+    (inp, out, len): (*const u8, *mut u8, usize),
+) {
+    debug_assert!(len.is_multiple_of(16));
+    debug_assert!(inp == out.cast_const() || aligns::<V, SB, W>());
     // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; each batch pointer covers 16
-    // whole blocks of `buf` (`full` of them).
+    // whole blocks of the `len` bytes (`full` of them).
     unsafe {
         let (bs, mut c) = setup::<V>(ctr);
         let n = nb::<V, SB, W>();
         let inc = step::<V>(n);
         let mut s = clmul::u128_to_m(*acc);
         let mut lo = public.then(|| inc32_word(ctr));
-        let buf = aligned_head::<V, NR, SB, W>(rk, k, &mut c, &mut lo, &mut s, buf, bs);
-        let full = buf.len() / (16 * n);
-        let (body, rest) = buf.split_at_mut(16 * n * full);
-        let p = body.as_mut_ptr();
+        let h = aligned_head::<V, NR, SB, W>(rk, k, &mut c, &mut lo, &mut s, (inp, out, len), bs);
+        let (inp, out, len) = (inp.add(h), out.add(h), len - h);
+        let full = len / (16 * n);
+        let body = 16 * n * full;
+        let (p, d) = (out, inp);
         if full > 0 {
             // Prologue: batch 0 encrypted, nothing to hash yet.
             let (_, mut y) = if aligned::<V, SB, W>(lo) {
-                batch::<V, NR, false, SB, W, ALIGNED>(rk, k, c, s, Src::Mem(p), p, bs)
+                batch::<V, NR, false, SB, W, ALIGNED>(rk, k, c, s, Src::Mem(p), d, p, bs)
             } else {
-                batch::<V, NR, false, SB, W, GENERAL>(rk, k, c, s, Src::Mem(p), p, bs)
+                batch::<V, NR, false, SB, W, GENERAL>(rk, k, c, s, Src::Mem(p), d, p, bs)
             };
             c = V::add32(c, inc);
             if V::BYTES == 64 && n == 32 {
@@ -842,14 +884,15 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool, const W: b
                 // zmm on AMD, short messages: each batch hashes the previous one's ciphertext
                 // as it left the AES rounds.
                 for i in 1..full {
-                    let out = p.add(16 * n * i);
+                    let (d, o) = (d.add(16 * n * i), p.add(16 * n * i));
                     (s, y) =
-                        batch::<V, NR, true, SB, W, GENERAL>(rk, k, c, s, Src::Regs(y), out, bs);
+                        batch::<V, NR, true, SB, W, GENERAL>(rk, k, c, s, Src::Regs(y), d, o, bs);
                     c = V::add32(c, inc);
                 }
             } else if full > 1 {
                 let lo = lo.map(|l| l.wrapping_add(n as u32));
-                (c, s) = batches::<V, NR, SB, W>(rk, k, c, s, p, p.add(16 * n), full - 1, bs, lo);
+                let io = (d.add(16 * n), p.add(16 * n));
+                (c, s) = batches::<V, NR, SB, W, true>(rk, k, c, s, p, io, full - 1, bs, lo);
             }
             // Epilogue: hash the last batch (zmm on AMD: from the registers it was computed in).
             let last = if V::BYTES == 64 && !SB {
@@ -859,8 +902,9 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool, const W: b
             };
             s = hash_batch::<V, SB, W>(k, s, last, bs);
         }
+        let rest = (d.add(body), p.add(body), len - body);
         by_count!(
-            rest.len().div_ceil(V::BYTES),
+            (len - body).div_ceil(V::BYTES),
             tail::<V, NR, SB, W>(rk, k, c, &mut s, rest, true, bs)
         );
         *acc = clmul::m_to_u128(s);
@@ -878,21 +922,40 @@ pub(crate) unsafe fn open<V: Vector, const NR: usize, const SB: bool, const W: b
     acc: &mut u128,
     buf: &mut [u8],
 ) {
-    debug_assert!(buf.len().is_multiple_of(16));
-    // SAFETY: as in `seal`.
+    let p = buf.as_mut_ptr();
+    // SAFETY: the caller's; in place over `buf`.
+    unsafe { open_io::<V, NR, SB, W>(rk, k, ctr, public, acc, (p, p, buf.len())) }
+}
+
+/// [`open`] of `len` bytes at `inp` into `len` bytes at `out` (as [`seal_io`]).
+///
+/// # Safety
+/// As [`seal_io`].
+#[inline(always)]
+pub(crate) unsafe fn open_io<V: Vector, const NR: usize, const SB: bool, const W: bool>(
+    rk: &Keys,
+    k: &Key,
+    ctr: &[u8; 16],
+    public: bool,
+    acc: &mut u128,
+    (inp, out, len): (*const u8, *mut u8, usize),
+) {
+    debug_assert!(len.is_multiple_of(16));
+    debug_assert!(inp == out.cast_const() || aligns::<V, SB, W>());
+    // SAFETY: as in `seal_io`.
     unsafe {
         let (bs, mut c) = setup::<V>(ctr);
         let n = nb::<V, SB, W>();
         let mut s = clmul::u128_to_m(*acc);
         let lo = public.then(|| inc32_word(ctr));
-        let full = buf.len() / (16 * n);
-        let (body, rest) = buf.split_at_mut(16 * n * full);
-        let p = body.as_mut_ptr();
+        let full = len / (16 * n);
+        let body = 16 * n * full;
         if full > 0 {
-            (c, s) = batches::<V, NR, SB, W>(rk, k, c, s, p, p, full, bs, lo);
+            (c, s) = batches::<V, NR, SB, W, false>(rk, k, c, s, inp, (inp, out), full, bs, lo);
         }
+        let rest = (inp.add(body), out.add(body), len - body);
         by_count!(
-            rest.len().div_ceil(V::BYTES),
+            (len - body).div_ceil(V::BYTES),
             tail::<V, NR, SB, W>(rk, k, c, &mut s, rest, false, bs)
         );
         *acc = clmul::m_to_u128(s);

@@ -353,6 +353,58 @@ pub(crate) unsafe fn gcm_open(
     }
 }
 
+/// # Safety
+/// As [`gcm_b2b`]; `io` is `src`, `dst` and their length, as raw pointers.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
+unsafe fn gcm_b2b_nr<const NR: usize, const SEAL: bool>(
+    k: &Keys,
+    h: &gcm::Key,
+    ctr: &[u8; 16],
+    public: bool,
+    acc: &mut u128,
+    io: (*const u8, *mut u8, usize),
+) {
+    // SAFETY: the target features above; the caller's `src` and `dst`, disjoint, `io.2`
+    // bytes each; Intel's tuning (`SB`), the one that reads and writes separate buffers.
+    unsafe {
+        if SEAL {
+            gcm::seal_io::<__m512i, NR, true, true>(k, h, ctr, public, acc, io)
+        } else {
+            gcm::open_io::<__m512i, NR, true, true>(k, h, ctr, public, acc, io)
+        }
+    }
+}
+
+/// [`gcm_seal`] (`seal`) or [`gcm_open`] from `src` into `dst` (whole blocks, the same
+/// length) in one pass, with Intel's tuning (the AMD loops work in place: callers on AMD copy
+/// and call those).
+///
+/// # Safety
+/// As [`gcm_seal`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn gcm_b2b(
+    k: &Keys,
+    h: &gcm::Key,
+    ctr: &[u8; 16],
+    public: bool,
+    acc: &mut u128,
+    src: &[u8],
+    dst: &mut [u8],
+    seal: bool,
+) {
+    debug_assert_eq!(src.len(), dst.len());
+    let io = (src.as_ptr(), dst.as_mut_ptr(), src.len().min(dst.len()));
+    // SAFETY: the caller checked the features; `src` and `dst` are distinct borrows
+    // (disjoint) of `io.2` bytes or more.
+    unsafe {
+        if seal {
+            by_nr_tuned!(k.rounds, true, gcm_b2b_nr(k, h, ctr, public, acc, io))
+        } else {
+            by_nr_tuned!(k.rounds, false, gcm_b2b_nr(k, h, ctr, public, acc, io))
+        }
+    }
+}
+
 /// [`gcm_seal`] / [`gcm_open`] with the tuning chosen by the caller, so that the tests run both
 /// on any AVX-512 CPU, and GHASH alone (production hashes long AAD with the ymm kernel).
 #[cfg(test)]
