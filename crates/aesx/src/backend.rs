@@ -1684,8 +1684,18 @@ mod tests {
     /// xmm0-15 and, where `vaes512` runs, zmm16-31 (`wipe_below`). The GCM kernels too (round
     /// keys and GHASH key powers). Reads the low 128 bits of each register: a broadcast key
     /// or a register of powers has one there.
+    ///
+    /// Optimised builds only, like `stack_depth`: unoptimised code copies round keys with
+    /// calls to libc's `memcpy`, which on AVX-512 CPUs glibc runs with xmm16-31 (its EVEX
+    /// variants), and they stay there: on the Intel guest a debug build failed with a round
+    /// key in xmm17 after `vaes256` CBC decryption, and passed with
+    /// `GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512VL` (session 25).
     #[cfg(target_arch = "x86_64")]
     #[test]
+    #[cfg_attr(
+        debug_assertions,
+        ignore = "unoptimised code copies keys through libc's EVEX memcpy (xmm16-31); run with --release"
+    )]
     fn kernels_leave_no_round_key_in_registers() {
         type Call<'a> = dyn Fn(&mut [u8], &mut [u8; 16]) -> [[u8; 16]; 32] + 'a;
         let hw = [Backend::Aesni, Backend::Vaes256, Backend::Vaes512];
