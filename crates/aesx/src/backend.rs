@@ -483,7 +483,8 @@ enum Boxed {
 }
 
 impl Boxed {
-    /// The soft and vpaes schedules, built on the heap (in place for soft).
+    /// The soft and vpaes schedules, built in place in their heap block; then the stack below
+    /// is wiped ([`wipe_after_soft`]).
     #[inline(never)]
     fn expand(backend: Backend, key: &[u8]) -> Boxed {
         let keys = match backend {
