@@ -962,9 +962,10 @@ fn vclmul_seal_open(
 }
 
 /// [`gcm_seal`] (`seal`) or [`gcm_open`] from `src` into `dst` (whole blocks, the same
-/// length, separate buffers). `vaes512` on Intel reads the one and writes the other in one
-/// pass (from [`ZMM_GCM_MIN`] bytes); every other kernel works in place, so `src` is copied
-/// into `dst` first.
+/// length, separate buffers). The fused VAES kernels read the one and write the other in one
+/// pass (Intel's zmm kernel, and the ymm one of `vaes256` and of short messages on
+/// `vaes512`); the other kernels (AMD's zmm loops, `aesni`, `vpaes`, `soft`) work in place,
+/// so `src` is copied into `dst` first.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub(crate) fn gcm_b2b(
@@ -980,21 +981,26 @@ pub(crate) fn gcm_b2b(
 ) {
     debug_assert!(src.len() == dst.len() && aad.len().is_multiple_of(16));
     #[cfg(target_arch = "x86_64")]
-    if let (Keys::Hw(k), GhashKey::Vclmul(h)) = (keys, gk)
-        && backend == Backend::Vaes512
-        && src.len() >= ZMM_GCM_MIN
-        && !crate::cpu::amd_like()
-    {
-        if !aad.is_empty() {
-            ghash_vclmul(h, acc, aad);
+    if let (Keys::Hw(k), GhashKey::Vclmul(h)) = (keys, gk) {
+        // The kernel `vclmul_seal_open` would pick; AMD's zmm loops work in place.
+        let amd = crate::cpu::amd_like();
+        let zmm = backend == Backend::Vaes512 && (src.len() >= ZMM_GCM_MIN || amd);
+        if !(zmm && amd) {
+            if !aad.is_empty() {
+                ghash_vclmul(h, acc, aad);
+            }
+            if zmm {
+                // SAFETY: as in `vclmul_seal_open`.
+                unsafe {
+                    vaes::zmm::gcm_b2b(k, h, ctr, public, acc, src, dst, seal);
+                    aesni::zero_zmm16_31();
+                }
+            } else {
+                vaes::ymm::gcm_b2b(k, h, ctr, public, acc, src, dst, seal);
+            }
+            aesni::wipe_stack_gcm();
+            return;
         }
-        // SAFETY: as in `vclmul_seal_open`.
-        unsafe {
-            vaes::zmm::gcm_b2b(k, h, ctr, public, acc, src, dst, seal);
-            aesni::zero_zmm16_31();
-        }
-        aesni::wipe_stack_gcm();
-        return;
     }
     dst.copy_from_slice(src);
     if seal {
@@ -2194,7 +2200,7 @@ mod stack_depth {
         let lengths = [9u8; 16];
         let aad = [4u8; 32];
         type Kernel<'a> = (&'a str, &'a dyn Fn(&Keys, &GhashKey, &mut [u8]));
-        let gcm: [Kernel; 10] = [
+        let gcm: [Kernel; 11] = [
             ("vaes zmm seal/open buffer to buffer", &|k, g, buf| {
                 if let (GhashKey::Vclmul(v), true) = (g, Backend::Vaes512.is_available()) {
                     let (k, mut acc) = (hw(k), 1u128);
@@ -2205,6 +2211,15 @@ mod stack_depth {
                         vaes::zmm::gcm_b2b(k, v, &ctr, true, &mut acc, src, buf, true);
                         vaes::zmm::gcm_b2b(k, v, &ctr, false, &mut acc, src, buf, false);
                     }
+                }
+            }),
+            ("vaes ymm seal/open buffer to buffer", &|k, g, buf| {
+                if let GhashKey::Vclmul(v) = g {
+                    let (k, mut acc) = (hw(k), 1u128);
+                    static SRC: [u8; 4800] = [0x5c; 4800];
+                    let src = &SRC[..buf.len()];
+                    vaes::ymm::gcm_b2b(k, v, &ctr, true, &mut acc, src, buf, true);
+                    vaes::ymm::gcm_b2b(k, v, &ctr, false, &mut acc, src, buf, false);
                 }
             }),
             ("vaes zmm seal/open", &|k, g, buf| {

@@ -209,19 +209,25 @@ macro_rules! gcm_counters_pub {
 
 /// Keystream register `s` XORed with register `i` of the GCM batch at `{out}` into register
 /// `d` (`s` itself, or where seal keeps the ciphertext for the next batch's GHASH), stored
-/// back over that data.
+/// back over that data; `y $src` (ymm only): the batch's data read from the pointer operand
+/// `$src` instead (e.g. `"{inp}"`), the result stored at `{out}`.
 macro_rules! gcm_xor_out {
-    (y, $d:literal, $s:literal, $i:literal) => {
+    (y $src:literal, $d:literal, $s:literal, $i:literal) => {
         concat!(
             "vpxor ymm",
             $d,
             ", ymm",
             $s,
-            ", ymmword ptr [{out} + 32*",
+            ", ymmword ptr [",
+            $src,
+            " + 32*",
             $i,
             "]\n",
             st!(y, $d, "{out}", $i),
         )
+    };
+    (y, $d:literal, $s:literal, $i:literal) => {
+        gcm_xor_out!(y "{out}", $d, $s, $i)
     };
     (z, $d:literal, $s:literal, $i:literal) => {
         concat!(

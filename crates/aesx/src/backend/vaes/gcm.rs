@@ -558,8 +558,8 @@ unsafe fn batches<V: Vector, const NR: usize, const SB: bool, const W: bool, con
     lo: Option<u32>,
 ) -> (V, __m128i) {
     let w = 16 * nb::<V, SB, W>();
-    // In place unless on Intel's zmm loop (the ymm and AMD zmm assembly loops work in place).
-    debug_assert!(inp == out.cast_const() || aligns::<V, SB, W>());
+    // In place unless on Intel's zmm loop or the ymm one (AMD's zmm loops work in place).
+    debug_assert!(inp == out.cast_const() || reads_apart::<V, SB, W>());
     // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `hash`, `inp` and `out` cover
     // `n` batches, `hash` one batch behind `out` (seal) or equal to `inp` (open), `inp` equal
     // to `out` or not overlapping it. On the ymm branch `V` is `__m256i` (same size,
@@ -568,7 +568,8 @@ unsafe fn batches<V: Vector, const NR: usize, const SB: bool, const W: bool, con
     unsafe {
         if V::BYTES == 32 && nb::<V, SB, W>() == 16 {
             let c256: __m256i = core::mem::transmute_copy(&c);
-            let (c256, s) = super::gcm_ymm::batches(rk, NR, k, c256, s, hash, out, n, lo);
+            let io = (inp, out);
+            let (c256, s) = super::gcm_ymm::batches(rk, NR, k, c256, s, hash, io, n, lo);
             return (core::mem::transmute_copy(&c256), s);
         }
         if V::BYTES == 64 && nb::<V, SB, W>() == 32 {
@@ -725,6 +726,12 @@ const fn aligns<V: Vector, const SB: bool, const W: bool>() -> bool {
     SB && V::BYTES == 64 && nb::<V, SB, W>() == 16
 }
 
+/// Whether this instantiation may read its input from a buffer apart from its output
+/// (`seal_io` / `open_io`): Intel's zmm loop and the ymm one; AMD's zmm loops work in place.
+const fn reads_apart<V: Vector, const SB: bool, const W: bool>() -> bool {
+    aligns::<V, SB, W>() || (V::BYTES == 32 && nb::<V, SB, W>() == 16)
+}
+
 /// Messages of at least this many whole blocks after the head take [`aligned_head`].
 const ALIGN_MIN_BLOCKS: usize = 256;
 
@@ -821,7 +828,7 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool, const W: b
 }
 
 /// [`seal`] of `len` bytes at `inp` into `len` bytes at `out`: the same bytes, or (Intel's
-/// zmm tuning only: `SB`, 16-block batches) bytes that do not overlap them.
+/// zmm tuning and ymm: [`reads_apart`]) bytes that do not overlap them.
 ///
 /// # Safety
 /// The CPU runs `V`, VAES and VPCLMULQDQ; `inp` is readable and `out` writable for `len`
@@ -836,7 +843,7 @@ pub(crate) unsafe fn seal_io<V: Vector, const NR: usize, const SB: bool, const W
     (inp, out, len): (*const u8, *mut u8, usize),
 ) {
     debug_assert!(len.is_multiple_of(16));
-    debug_assert!(inp == out.cast_const() || aligns::<V, SB, W>());
+    debug_assert!(inp == out.cast_const() || reads_apart::<V, SB, W>());
     // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; each batch pointer covers 16
     // whole blocks of the `len` bytes (`full` of them).
     unsafe {
@@ -941,7 +948,7 @@ pub(crate) unsafe fn open_io<V: Vector, const NR: usize, const SB: bool, const W
     (inp, out, len): (*const u8, *mut u8, usize),
 ) {
     debug_assert!(len.is_multiple_of(16));
-    debug_assert!(inp == out.cast_const() || aligns::<V, SB, W>());
+    debug_assert!(inp == out.cast_const() || reads_apart::<V, SB, W>());
     // SAFETY: as in `seal_io`.
     unsafe {
         let (bs, mut c) = setup::<V>(ctr);

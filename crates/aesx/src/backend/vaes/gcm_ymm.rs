@@ -179,6 +179,11 @@ macro_rules! step {
 /// The 16-block loop of [`batches`], register use as in the module's table.
 macro_rules! batches {
     ($counters:expr) => {
+        batches!($counters, "{out}", "")
+    };
+    // `$src`: the pointer operand the data is read from (`{out}` in place); `$adv`: its own
+    // advance, if it is not `{out}`.
+    ($counters:expr, $src:literal, $adv:literal) => {
         concat!(
             "2:\n",
             // Round 0: the counter blocks.
@@ -224,15 +229,16 @@ macro_rules! batches {
                 "vpshufd xmm13, xmm11, 0x4e\n",
                 "vpxor xmm15, xmm10, xmm12\n",
                 "vpxor xmm15, xmm15, xmm13\n"),
-            gcm_xor_out!(y, "0", "0", "0"),
-            gcm_xor_out!(y, "1", "1", "1"),
-            gcm_xor_out!(y, "2", "2", "2"),
-            gcm_xor_out!(y, "3", "3", "3"),
-            gcm_xor_out!(y, "4", "4", "4"),
-            gcm_xor_out!(y, "5", "5", "5"),
-            gcm_xor_out!(y, "6", "6", "6"),
-            gcm_xor_out!(y, "7", "7", "7"),
+            gcm_xor_out!(y $src, "0", "0", "0"),
+            gcm_xor_out!(y $src, "1", "1", "1"),
+            gcm_xor_out!(y $src, "2", "2", "2"),
+            gcm_xor_out!(y $src, "3", "3", "3"),
+            gcm_xor_out!(y $src, "4", "4", "4"),
+            gcm_xor_out!(y $src, "5", "5", "5"),
+            gcm_xor_out!(y $src, "6", "6", "6"),
+            gcm_xor_out!(y $src, "7", "7", "7"),
             "add {out}, 256\n",
+            $adv,
             "add {hash}, 256\n",
             "dec {n}\n",
             "jnz 2b\n",
@@ -240,10 +246,11 @@ macro_rules! batches {
     };
 }
 
-/// Runs `n` (>= 1) 16-block iterations: block `16 i + b` of `out` is XORed with the keystream
+/// Runs `n` (>= 1) 16-block iterations: block `16 i + b` of `inp` is XORed with the keystream
 /// of counter `ctr + 16 i + b` (`ctr` as the kernel keeps it: byte-reversed counters of
-/// register 0, lanes +0 and +1), and the 16 blocks at `hash + 256 i` are hashed into `s`
-/// (`hash` is `out - 256` for seal, `out` for open). `rounds` is 10, 12 or 14. `lo` is the
+/// register 0, lanes +0 and +1) into the same block of `out` (`inp` is `out`, or does not
+/// overlap it), and the 16 blocks at `hash + 256 i` are hashed into `s` (`hash` is
+/// `out - 256` for seal, `inp` for open). `rounds` is 10, 12 or 14. `lo` is the
 /// inc32 word of the first counter when it is public (a 12-byte nonce): the loop then builds
 /// most batches' counters without byte swaps (`gcm_counters_pub!`), branching on it; `None`
 /// for a counter that may be secret (no branch). Returns the counters after the last
@@ -251,8 +258,9 @@ macro_rules! batches {
 ///
 /// # Safety
 ///
-/// The CPU has AVX2, VAES and VPCLMULQDQ; `out` and `hash` point to `256 n` bytes (writable,
-/// readable); `hash` equals `out` or ends at or before `out`.
+/// The CPU has AVX2, VAES and VPCLMULQDQ; `out`, `inp` and `hash` point to `256 n` bytes
+/// (writable, readable, readable); `inp` equals `out` or does not overlap it; `hash` equals
+/// `inp` or ends at or before `out`.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 #[target_feature(enable = "avx2,vaes,vpclmulqdq")]
@@ -263,7 +271,7 @@ pub(super) unsafe fn batches(
     ctr: __m256i,
     s: __m128i,
     hash: *const u8,
-    out: *mut u8,
+    (inp, out): (*const u8, *mut u8),
     n: usize,
     lo: Option<u32>,
 ) -> (__m256i, __m128i) {
@@ -272,13 +280,15 @@ pub(super) unsafe fn batches(
     let (pow, kara) = k.tables();
     let mut c = ctr;
     let mut s = s;
-    // SAFETY: the caller guarantees the features and the buffer extents; the round keys read
-    // are `enc[0..=rounds]` (`kend + 128` is `enc[rounds]`), the powers and Karatsuba halves
-    // read are entries 0..16 of tables of 20; the constants are 640 bytes of `CONSTS`. The
-    // asm uses no stack and clobbers only the registers it names.
+    // SAFETY: the caller guarantees the features and the buffer extents (`inp`, `out` and
+    // `hash` advance 256 bytes an iteration); the round keys read are `enc[0..=rounds]`
+    // (`kend + 128` is `enc[rounds]`), the powers and Karatsuba halves read are entries 0..16
+    // of tables of 20; the constants are 640 bytes of `CONSTS`. The asm uses no stack and
+    // clobbers only the registers it names.
     unsafe {
         let kend = base.add(16 * (rounds - 8));
-        // The loop with either counter code: the same operands, plus `{lo}` for the public one.
+        // The loop with either counter code: the same operands, plus `{lo}` for the public one
+        // and `{inp}` buffer to buffer.
         macro_rules! run {
             ($($text:expr),+; $($lo:tt)*) => {
                 asm!(
@@ -303,8 +313,11 @@ pub(super) unsafe fn batches(
                 )
             };
         }
-        match lo {
-            Some(lo) => run!(
+        // In place, or (buffer to buffer) the data read from `{inp}`: one more pointer and
+        // its `add` an iteration, in a loop of its own so that the in-place one is unchanged.
+        let b2b = inp != out.cast_const();
+        match (lo, b2b) {
+            (Some(lo), false) => run!(
                 // Counters kept as they are inside the loop, byte-reversed outside it.
                 "vpshufb ymm14, ymm14, ymmword ptr [{c}]\n",
                 batches!(gcm_counters_pub!(y)),
@@ -312,7 +325,19 @@ pub(super) unsafe fn batches(
                 "vpshufb ymm14, ymm14, ymmword ptr [{c}]\n";
                 lo = inout(reg) lo => _,
             ),
-            None => run!(batches!(gcm_counters!(y)); ),
+            (None, false) => run!(batches!(gcm_counters!(y)); ),
+            (Some(lo), true) => run!(
+                "vpshufb ymm14, ymm14, ymmword ptr [{c}]\n",
+                batches!(gcm_counters_pub!(y), "{inp}", "add {inp}, 256\n"),
+                gcm_counters_pub!(@slow y),
+                "vpshufb ymm14, ymm14, ymmword ptr [{c}]\n";
+                lo = inout(reg) lo => _,
+                inp = inout(reg) inp => _,
+            ),
+            (None, true) => run!(
+                batches!(gcm_counters!(y), "{inp}", "add {inp}, 256\n");
+                inp = inout(reg) inp => _,
+            ),
         }
     }
     (c, s)

@@ -282,6 +282,27 @@ fn gcm_open_nr<const NR: usize>(
     // SAFETY: the target features above.
     unsafe { gcm::open::<__m256i, NR, false, true>(k, h, ctr, public, acc, buf) }
 }
+/// # Safety
+/// As [`gcm_b2b`]; `io` is `src`, `dst` and their length, as raw pointers.
+#[target_feature(enable = "avx2,vaes,vpclmulqdq,aes,pclmulqdq,sse4.2")]
+unsafe fn gcm_b2b_nr<const NR: usize, const SEAL: bool>(
+    k: &Keys,
+    h: &gcm::Key,
+    ctr: &[u8; 16],
+    public: bool,
+    acc: &mut u128,
+    io: (*const u8, *mut u8, usize),
+) {
+    // SAFETY: the target features above; the caller's `src` and `dst`, disjoint, `io.2`
+    // bytes each (the ymm loop reads and writes separate buffers, `gcm::reads_apart`).
+    unsafe {
+        if SEAL {
+            gcm::seal_io::<__m256i, NR, false, true>(k, h, ctr, public, acc, io)
+        } else {
+            gcm::open_io::<__m256i, NR, false, true>(k, h, ctr, public, acc, io)
+        }
+    }
+}
 #[target_feature(enable = "avx2,vaes,vpclmulqdq,aes,pclmulqdq,sse4.2")]
 fn ghash_inner(h: &gcm::Key, acc: &mut u128, data: &[u8]) {
     // SAFETY: the target features above.
@@ -313,6 +334,34 @@ pub(crate) fn gcm_open(
 ) {
     // SAFETY: see above.
     unsafe { by_nr!(k.rounds, gcm_open_nr(k, h, ctr, public, acc, buf)) }
+}
+/// [`gcm_seal`] (`seal`) or [`gcm_open`] from `src` into `dst` (whole blocks, the same
+/// length, separate buffers) in one pass.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gcm_b2b(
+    k: &Keys,
+    h: &gcm::Key,
+    ctr: &[u8; 16],
+    public: bool,
+    acc: &mut u128,
+    src: &[u8],
+    dst: &mut [u8],
+    seal: bool,
+) {
+    debug_assert_eq!(src.len(), dst.len());
+    let io = (src.as_ptr(), dst.as_mut_ptr(), src.len().min(dst.len()));
+    // SAFETY: see above; `src` and `dst` are distinct borrows (disjoint) of `io.2` bytes or
+    // more.
+    unsafe {
+        match (k.rounds, seal) {
+            (10, true) => gcm_b2b_nr::<10, true>(k, h, ctr, public, acc, io),
+            (12, true) => gcm_b2b_nr::<12, true>(k, h, ctr, public, acc, io),
+            (_, true) => gcm_b2b_nr::<14, true>(k, h, ctr, public, acc, io),
+            (10, false) => gcm_b2b_nr::<10, false>(k, h, ctr, public, acc, io),
+            (12, false) => gcm_b2b_nr::<12, false>(k, h, ctr, public, acc, io),
+            (_, false) => gcm_b2b_nr::<14, false>(k, h, ctr, public, acc, io),
+        }
+    }
 }
 /// GHASH only, whole blocks.
 pub(crate) fn ghash(h: &gcm::Key, acc: &mut u128, data: &[u8]) {
