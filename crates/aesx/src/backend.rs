@@ -962,10 +962,9 @@ fn vclmul_seal_open(
 }
 
 /// [`gcm_seal`] (`seal`) or [`gcm_open`] from `src` into `dst` (whole blocks, the same
-/// length, separate buffers). The fused VAES kernels read the one and write the other in one
-/// pass (Intel's zmm kernel, and the ymm one of `vaes256` and of short messages on
-/// `vaes512`); the other kernels (AMD's zmm loops, `aesni`, `vpaes`, `soft`) work in place,
-/// so `src` is copied into `dst` first.
+/// length, separate buffers). The fused VAES kernels (`vaes512` with either vendor's tuning,
+/// `vaes256`) read the one and write the other in one pass; the other kernels (`aesni`,
+/// `vpaes`, `soft`) work in place, so `src` is copied into `dst` first.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub(crate) fn gcm_b2b(
@@ -982,25 +981,22 @@ pub(crate) fn gcm_b2b(
     debug_assert!(src.len() == dst.len() && aad.len().is_multiple_of(16));
     #[cfg(target_arch = "x86_64")]
     if let (Keys::Hw(k), GhashKey::Vclmul(h)) = (keys, gk) {
-        // The kernel `vclmul_seal_open` would pick; AMD's zmm loops work in place.
-        let amd = crate::cpu::amd_like();
-        let zmm = backend == Backend::Vaes512 && (src.len() >= ZMM_GCM_MIN || amd);
-        if !(zmm && amd) {
-            if !aad.is_empty() {
-                ghash_vclmul(h, acc, aad);
-            }
-            if zmm {
-                // SAFETY: as in `vclmul_seal_open`.
-                unsafe {
-                    vaes::zmm::gcm_b2b(k, h, ctr, public, acc, src, dst, seal);
-                    aesni::zero_zmm16_31();
-                }
-            } else {
-                vaes::ymm::gcm_b2b(k, h, ctr, public, acc, src, dst, seal);
-            }
-            aesni::wipe_stack_gcm();
-            return;
+        if !aad.is_empty() {
+            ghash_vclmul(h, acc, aad);
         }
+        // The kernel `vclmul_seal_open` would pick.
+        let amd = crate::cpu::amd_like();
+        if backend == Backend::Vaes512 && (src.len() >= ZMM_GCM_MIN || amd) {
+            // SAFETY: as in `vclmul_seal_open`.
+            unsafe {
+                vaes::zmm::gcm_b2b(k, h, ctr, public, acc, src, dst, seal);
+                aesni::zero_zmm16_31();
+            }
+        } else {
+            vaes::ymm::gcm_b2b(k, h, ctr, public, acc, src, dst, seal);
+        }
+        aesni::wipe_stack_gcm();
+        return;
     }
     dst.copy_from_slice(src);
     if seal {
@@ -2208,8 +2204,14 @@ mod stack_depth {
                     let src = &SRC[..buf.len()];
                     // SAFETY: as below.
                     unsafe {
-                        vaes::zmm::gcm_b2b(k, v, &ctr, true, &mut acc, src, buf, true);
-                        vaes::zmm::gcm_b2b(k, v, &ctr, false, &mut acc, src, buf, false);
+                        for seal in [true, false] {
+                            vaes::zmm::gcm_b2b_tuned::<true>(
+                                k, v, &ctr, seal, &mut acc, src, buf, seal,
+                            );
+                            vaes::zmm::gcm_b2b_tuned::<false>(
+                                k, v, &ctr, seal, &mut acc, src, buf, seal,
+                            );
+                        }
                     }
                 }
             }),

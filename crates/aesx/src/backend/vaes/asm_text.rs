@@ -209,7 +209,7 @@ macro_rules! gcm_counters_pub {
 
 /// Keystream register `s` XORed with register `i` of the GCM batch at `{out}` into register
 /// `d` (`s` itself, or where seal keeps the ciphertext for the next batch's GHASH), stored
-/// back over that data; `y $src` (ymm only): the batch's data read from the pointer operand
+/// back over that data; `y $src` / `z $src`: the batch's data read from the pointer operand
 /// `$src` instead (e.g. `"{inp}"`), the result stored at `{out}`.
 macro_rules! gcm_xor_out {
     (y $src:literal, $d:literal, $s:literal, $i:literal) => {
@@ -229,17 +229,22 @@ macro_rules! gcm_xor_out {
     (y, $d:literal, $s:literal, $i:literal) => {
         gcm_xor_out!(y "{out}", $d, $s, $i)
     };
-    (z, $d:literal, $s:literal, $i:literal) => {
+    (z $src:literal, $d:literal, $s:literal, $i:literal) => {
         concat!(
             "vpxorq zmm",
             $d,
             ", zmm",
             $s,
-            ", zmmword ptr [{out} + 64*",
+            ", zmmword ptr [",
+            $src,
+            " + 64*",
             $i,
             "]\n",
             st!(z, $d, "{out}", $i),
         )
+    };
+    (z, $d:literal, $s:literal, $i:literal) => {
+        gcm_xor_out!(z "{out}", $d, $s, $i)
     };
 }
 

@@ -558,8 +558,6 @@ unsafe fn batches<V: Vector, const NR: usize, const SB: bool, const W: bool, con
     lo: Option<u32>,
 ) -> (V, __m128i) {
     let w = 16 * nb::<V, SB, W>();
-    // In place unless on Intel's zmm loop or the ymm one (AMD's zmm loops work in place).
-    debug_assert!(inp == out.cast_const() || reads_apart::<V, SB, W>());
     // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; `hash`, `inp` and `out` cover
     // `n` batches, `hash` one batch behind `out` (seal) or equal to `inp` (open), `inp` equal
     // to `out` or not overlapping it. On the ymm branch `V` is `__m256i` (same size,
@@ -574,9 +572,9 @@ unsafe fn batches<V: Vector, const NR: usize, const SB: bool, const W: bool, con
         }
         if V::BYTES == 64 && nb::<V, SB, W>() == 32 {
             // Open only: seal calls `gcm_zmm::seal_batches` (ciphertext kept in registers).
-            debug_assert_eq!(hash, out.cast_const());
+            debug_assert_eq!(hash, inp);
             let c512: __m512i = core::mem::transmute_copy(&c);
-            let (c512, s) = super::gcm_zmm::open_batches(rk, NR, k, c512, s, out, n);
+            let (c512, s) = super::gcm_zmm::open_batches(rk, NR, k, c512, s, (inp, out), n);
             return (core::mem::transmute_copy(&c512), s);
         }
         let inc = step::<V>(nb::<V, SB, W>());
@@ -726,12 +724,6 @@ const fn aligns<V: Vector, const SB: bool, const W: bool>() -> bool {
     SB && V::BYTES == 64 && nb::<V, SB, W>() == 16
 }
 
-/// Whether this instantiation may read its input from a buffer apart from its output
-/// (`seal_io` / `open_io`): Intel's zmm loop and the ymm one; AMD's zmm loops work in place.
-const fn reads_apart<V: Vector, const SB: bool, const W: bool>() -> bool {
-    aligns::<V, SB, W>() || (V::BYTES == 32 && nb::<V, SB, W>() == 16)
-}
-
 /// Messages of at least this many whole blocks after the head take [`aligned_head`].
 const ALIGN_MIN_BLOCKS: usize = 256;
 
@@ -827,12 +819,12 @@ pub(crate) unsafe fn seal<V: Vector, const NR: usize, const SB: bool, const W: b
     unsafe { seal_io::<V, NR, SB, W>(rk, k, ctr, public, acc, (p, p, buf.len())) }
 }
 
-/// [`seal`] of `len` bytes at `inp` into `len` bytes at `out`: the same bytes, or (Intel's
-/// zmm tuning and ymm: [`reads_apart`]) bytes that do not overlap them.
+/// [`seal`] of `len` bytes at `inp` into `len` bytes at `out`: the same bytes, or bytes that
+/// do not overlap them.
 ///
 /// # Safety
 /// The CPU runs `V`, VAES and VPCLMULQDQ; `inp` is readable and `out` writable for `len`
-/// bytes (whole blocks), equal or (as above) disjoint.
+/// bytes (whole blocks), equal or disjoint.
 #[inline(always)]
 pub(crate) unsafe fn seal_io<V: Vector, const NR: usize, const SB: bool, const W: bool>(
     rk: &Keys,
@@ -843,7 +835,6 @@ pub(crate) unsafe fn seal_io<V: Vector, const NR: usize, const SB: bool, const W
     (inp, out, len): (*const u8, *mut u8, usize),
 ) {
     debug_assert!(len.is_multiple_of(16));
-    debug_assert!(inp == out.cast_const() || reads_apart::<V, SB, W>());
     // SAFETY: the caller's CPU runs `V`, VAES and VPCLMULQDQ; each batch pointer covers 16
     // whole blocks of the `len` bytes (`full` of them).
     unsafe {
@@ -871,16 +862,9 @@ pub(crate) unsafe fn seal_io<V: Vector, const NR: usize, const SB: bool, const W
                 if full > 1 {
                     let c512: __m512i = core::mem::transmute_copy(&c);
                     let y512: [__m512i; ZV] = core::mem::transmute_copy(&y);
-                    let (c512, s2, y2) = super::gcm_zmm::seal_batches(
-                        rk,
-                        NR,
-                        k,
-                        c512,
-                        s,
-                        y512,
-                        p.add(512),
-                        full - 1,
-                    );
+                    let io = (d.add(512), p.add(512));
+                    let (c512, s2, y2) =
+                        super::gcm_zmm::seal_batches(rk, NR, k, c512, s, y512, io, full - 1);
                     (c, s, y) = (
                         core::mem::transmute_copy(&c512),
                         s2,
@@ -948,7 +932,6 @@ pub(crate) unsafe fn open_io<V: Vector, const NR: usize, const SB: bool, const W
     (inp, out, len): (*const u8, *mut u8, usize),
 ) {
     debug_assert!(len.is_multiple_of(16));
-    debug_assert!(inp == out.cast_const() || reads_apart::<V, SB, W>());
     // SAFETY: as in `seal_io`.
     unsafe {
         let (bs, mut c) = setup::<V>(ctr);
@@ -1137,8 +1120,19 @@ mod tests {
         fn ghash(h: &Key, a: &mut u128, d: &[u8]) {
             super::super::ymm::ghash(h, a, d)
         }
+        fn seal_b2b(k: &Keys, h: &Key, c: &[u8; 16], a: &mut u128, b: &mut [u8]) {
+            let src = b.to_vec();
+            b.fill(0xa5);
+            super::super::ymm::gcm_b2b(k, h, c, true, a, &src, b, true)
+        }
+        fn open_b2b(k: &Keys, h: &Key, c: &[u8; 16], a: &mut u128, b: &mut [u8]) {
+            let src = b.to_vec();
+            b.fill(0x5a);
+            super::super::ymm::gcm_b2b(k, h, c, true, a, &src, b, false)
+        }
         check("ymm", seal, open, ghash);
         check("ymm public counter", seal_pub, open_pub, ghash);
+        check("ymm buffer to buffer", seal_b2b, open_b2b, ghash);
     }
 
     #[test]
@@ -1174,7 +1168,51 @@ mod tests {
             // SAFETY: the caller's CPU has AVX-512, VAES and VPCLMULQDQ.
             unsafe { tuned::open::<SB>(k, h, c, PUB, a, b) }
         }
+        // Buffer to buffer: the data moved to a source of its own, the output filled with
+        // other bytes first.
+        unsafe fn seal_b2b<const SB: bool, const PUB: bool>(
+            k: &Keys,
+            h: &Key,
+            c: &[u8; 16],
+            a: &mut u128,
+            b: &mut [u8],
+        ) {
+            let src = b.to_vec();
+            b.fill(0xa5);
+            // SAFETY: the caller's CPU has AVX-512, VAES and VPCLMULQDQ.
+            unsafe { super::super::zmm::gcm_b2b_tuned::<SB>(k, h, c, PUB, a, &src, b, true) }
+        }
+        unsafe fn open_b2b<const SB: bool, const PUB: bool>(
+            k: &Keys,
+            h: &Key,
+            c: &[u8; 16],
+            a: &mut u128,
+            b: &mut [u8],
+        ) {
+            let src = b.to_vec();
+            b.fill(0x5a);
+            // SAFETY: the caller's CPU has AVX-512, VAES and VPCLMULQDQ.
+            unsafe { super::super::zmm::gcm_b2b_tuned::<SB>(k, h, c, PUB, a, &src, b, false) }
+        }
         let (ghash_i, ghash_a) = (tuned::ghash::<true>, tuned::ghash::<false>);
+        check(
+            "zmm buffer to buffer (Intel tuning, public counter)",
+            seal_b2b::<true, true>,
+            open_b2b::<true, true>,
+            ghash_i,
+        );
+        check(
+            "zmm buffer to buffer (Intel tuning)",
+            seal_b2b::<true, false>,
+            open_b2b::<true, false>,
+            ghash_i,
+        );
+        check(
+            "zmm buffer to buffer (AMD tuning)",
+            seal_b2b::<false, false>,
+            open_b2b::<false, false>,
+            ghash_a,
+        );
         check(
             "zmm (Intel tuning)",
             seal::<true, false>,

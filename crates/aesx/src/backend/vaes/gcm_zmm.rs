@@ -166,41 +166,46 @@ macro_rules! step {
 }
 
 /// GHASH step `$o / 64` of a batch woven into round `$k`: seal hashes the previous batch
-/// from the register it was left in (`$y`), open this batch from memory (`{out} + $o`).
+/// from the register it was left in (`$y`), open this batch from memory (`$src + $o`: the
+/// input, `{out}` in place).
 macro_rules! hash {
-    (seal, first, $k:literal, $y:literal, $o:literal) => {
+    (seal, $src:literal, first, $k:literal, $y:literal, $o:literal) => {
         step_first!($k; concat!("vpshufb zmm12, zmm", $y, ", zmmword ptr [{c}]\n"))
     };
-    (open, first, $k:literal, $y:literal, $o:literal) => {
+    (open, $src:literal, first, $k:literal, $y:literal, $o:literal) => {
         step_first!($k;
-            concat!("vmovdqu64 zmm12, zmmword ptr [{out} + ", $o, "]\n"),
+            concat!("vmovdqu64 zmm12, zmmword ptr [", $src, " + ", $o, "]\n"),
             "vpshufb zmm12, zmm12, zmmword ptr [{c}]\n")
     };
-    (seal, $k:literal, $y:literal, $o:literal) => {
+    (seal, $src:literal, $k:literal, $y:literal, $o:literal) => {
         step!($k, $o; concat!("vpshufb zmm12, zmm", $y, ", zmmword ptr [{c}]\n"))
     };
-    (open, $k:literal, $y:literal, $o:literal) => {
+    (open, $src:literal, $k:literal, $y:literal, $o:literal) => {
         step!($k, $o;
-            concat!("vmovdqu64 zmm12, zmmword ptr [{out} + ", $o, "]\n"),
+            concat!("vmovdqu64 zmm12, zmmword ptr [", $src, " + ", $o, "]\n"),
             "vpshufb zmm12, zmm12, zmmword ptr [{c}]\n")
     };
 }
 
-/// Register `$i`'s keystream XORed with the data and stored (`gcm_xor_out!`); seal keeps
-/// the result in `$y` for the next iteration's GHASH.
+/// Register `$i`'s keystream XORed with the data at `$src` and stored at `{out}`
+/// (`gcm_xor_out!`); seal keeps the result in `$y` for the next iteration's GHASH.
 macro_rules! xor_out {
-    (seal, $i:literal, $y:literal) => {
-        gcm_xor_out!(z, $y, $i, $i)
+    (seal, $src:literal, $i:literal, $y:literal) => {
+        gcm_xor_out!(z $src, $y, $i, $i)
     };
-    (open, $i:literal, $y:literal) => {
-        gcm_xor_out!(z, $i, $i, $i)
+    (open, $src:literal, $i:literal, $y:literal) => {
+        gcm_xor_out!(z $src, $i, $i, $i)
     };
 }
 
 /// The 32-block loop of [`seal_batches`] (`seal`) or [`open_batches`] (`open`), register
-/// use as in the module's table.
+/// use as in the module's table; in place, or with `$src` (`"{inp}"`) the pointer operand
+/// the data is read from, and `$adv` its advance.
 macro_rules! batches {
     ($m:ident) => {
+        batches!($m, "{out}", "")
+    };
+    ($m:ident, $src:literal, $adv:literal) => {
         concat!(
             "vbroadcasti32x4 zmm24, xmmword ptr [{rk} + 32]\n",
             "vbroadcasti32x4 zmm25, xmmword ptr [{rk} + 48]\n",
@@ -217,14 +222,14 @@ macro_rules! batches {
             // Round 1, then rounds 2-9 with the GHASH steps.
             "vbroadcasti32x4 zmm8, xmmword ptr [{rk} + 16]\n",
             weave!("8"; ["0" "1" "2" "3" "4" "5" "6" "7"];),
-            hash!($m, first, "24", "16", "0"),
-            hash!($m, "25", "17", "64"),
-            hash!($m, "26", "18", "128"),
-            hash!($m, "27", "19", "192"),
-            hash!($m, "28", "20", "256"),
-            hash!($m, "29", "21", "320"),
-            hash!($m, "30", "22", "384"),
-            hash!($m, "31", "23", "448"),
+            hash!($m, $src, first, "24", "16", "0"),
+            hash!($m, $src, "25", "17", "64"),
+            hash!($m, $src, "26", "18", "128"),
+            hash!($m, $src, "27", "19", "192"),
+            hash!($m, $src, "28", "20", "256"),
+            hash!($m, $src, "29", "21", "320"),
+            hash!($m, $src, "30", "22", "384"),
+            hash!($m, $src, "31", "23", "448"),
             // The reduction: LO and HI folded into MI and MI into HI (`x^63 + x^62 + x^57`
             // at `{c} + 640`), then the four lanes added into the state.
             "vpternlogq zmm11, zmm9, zmm10, 0x96\n",
@@ -259,30 +264,33 @@ macro_rules! batches {
             op2!(z, "aesenclast", "5", "8"),
             op2!(z, "aesenclast", "6", "8"),
             op2!(z, "aesenclast", "7", "8"),
-            xor_out!($m, "0", "16"),
-            xor_out!($m, "1", "17"),
-            xor_out!($m, "2", "18"),
-            xor_out!($m, "3", "19"),
-            xor_out!($m, "4", "20"),
-            xor_out!($m, "5", "21"),
-            xor_out!($m, "6", "22"),
-            xor_out!($m, "7", "23"),
+            xor_out!($m, $src, "0", "16"),
+            xor_out!($m, $src, "1", "17"),
+            xor_out!($m, $src, "2", "18"),
+            xor_out!($m, $src, "3", "19"),
+            xor_out!($m, $src, "4", "20"),
+            xor_out!($m, $src, "5", "21"),
+            xor_out!($m, $src, "6", "22"),
+            xor_out!($m, $src, "7", "23"),
             "add {out}, 512\n",
+            $adv,
             "dec {n}\n",
             "jnz 2b\n",
         )
     };
 }
 
-/// Seal: runs `n` (>= 1) 32-block iterations: block `32 i + b` of `out` is XORed with the
-/// keystream of counter `ctr + 32 i + b` (`ctr` as the kernel keeps it: byte-reversed counters
+/// Seal: runs `n` (>= 1) 32-block iterations: block `32 i + b` of `inp` is XORed with the
+/// keystream of counter `ctr + 32 i + b` into the same block of `out` (`inp` is `out`, or does
+/// not overlap it) (`ctr` as the kernel keeps it: byte-reversed counters
 /// of register 0, lanes +0..+3), and the batch before it (`y`, then each iteration's output)
 /// is hashed into `s`. `rounds` is 10, 12 or 14. Returns the counters after the last
 /// iteration, the new state and the last iteration's output (not yet hashed).
 ///
 /// # Safety
 ///
-/// The CPU has AVX-512F/BW, VAES and VPCLMULQDQ; `out` points to `512 n` writable bytes.
+/// The CPU has AVX-512F/BW, VAES and VPCLMULQDQ; `out` points to `512 n` writable bytes,
+/// `inp` to as many readable ones (equal or disjoint).
 #[allow(clippy::too_many_arguments)]
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,vaes,vpclmulqdq")]
@@ -293,7 +301,7 @@ pub(super) unsafe fn seal_batches(
     ctr: __m512i,
     s: __m128i,
     y: [__m512i; 8],
-    out: *mut u8,
+    (inp, out): (*const u8, *mut u8),
     n: usize,
 ) -> (__m512i, __m128i, [__m512i; 8]) {
     debug_assert!(n >= 1 && matches!(rounds, 10 | 12 | 14));
@@ -319,28 +327,40 @@ pub(super) unsafe fn seal_batches(
     // names.
     unsafe {
         let kend = base.add(16 * (rounds - 8));
-        asm!(
-            batches!(seal),
-            rk = in(reg) base,
-            kend = in(reg) kend,
-            r = out(reg) _,
-            pow = in(reg) pow,
-            kara = in(reg) kara,
-            c = in(reg) CONSTS.0.as_ptr(),
-            out = inout(reg) out => _,
-            n = inout(reg) n => _,
-            out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
-            out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
-            out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
-            out("zmm12") _, out("zmm13") _,
-            inout("zmm14") c,
-            inout("zmm15") s,
-            inout("zmm16") y0, inout("zmm17") y1, inout("zmm18") y2, inout("zmm19") y3,
-            inout("zmm20") y4, inout("zmm21") y5, inout("zmm22") y6, inout("zmm23") y7,
-            out("zmm24") _, out("zmm25") _, out("zmm26") _, out("zmm27") _,
-            out("zmm28") _, out("zmm29") _, out("zmm30") _, out("zmm31") _,
-            options(nostack),
-        );
+        // In place, or the data read from `{inp}` (a loop of its own: the in-place one is
+        // unchanged).
+        macro_rules! run {
+            ($text:expr; $($inp:tt)*) => {
+                asm!(
+                    $text,
+                    rk = in(reg) base,
+                    kend = in(reg) kend,
+                    r = out(reg) _,
+                    pow = in(reg) pow,
+                    kara = in(reg) kara,
+                    c = in(reg) CONSTS.0.as_ptr(),
+                    out = inout(reg) out => _,
+                    n = inout(reg) n => _,
+                    $($inp)*
+                    out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
+                    out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
+                    out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
+                    out("zmm12") _, out("zmm13") _,
+                    inout("zmm14") c,
+                    inout("zmm15") s,
+                    inout("zmm16") y0, inout("zmm17") y1, inout("zmm18") y2, inout("zmm19") y3,
+                    inout("zmm20") y4, inout("zmm21") y5, inout("zmm22") y6, inout("zmm23") y7,
+                    out("zmm24") _, out("zmm25") _, out("zmm26") _, out("zmm27") _,
+                    out("zmm28") _, out("zmm29") _, out("zmm30") _, out("zmm31") _,
+                    options(nostack),
+                )
+            };
+        }
+        if inp == out.cast_const() {
+            run!(batches!(seal); );
+        } else {
+            run!(batches!(seal, "{inp}", "add {inp}, 512\n"); inp = inout(reg) inp => _,);
+        }
     }
     (
         c,
@@ -349,14 +369,15 @@ pub(super) unsafe fn seal_batches(
     )
 }
 
-/// Open: runs `n` (>= 1) 32-block iterations: the 32 blocks at `out + 512 i` are hashed into
-/// `s`, then XORed with the keystream of counters `ctr + 32 i + b` (as for [`seal_batches`]).
+/// Open: runs `n` (>= 1) 32-block iterations: the 32 blocks at `inp + 512 i` are hashed into
+/// `s`, then XORed with the keystream of counters `ctr + 32 i + b` into `out + 512 i` (as for
+/// [`seal_batches`]).
 /// Returns the counters after the last iteration and the new state.
 ///
 /// # Safety
 ///
-/// The CPU has AVX-512F/BW, VAES and VPCLMULQDQ; `out` points to `512 n` readable, writable
-/// bytes.
+/// The CPU has AVX-512F/BW, VAES and VPCLMULQDQ; `out` points to `512 n` writable bytes,
+/// `inp` to as many readable ones (equal or disjoint).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw,vaes,vpclmulqdq")]
 pub(super) unsafe fn open_batches(
@@ -365,7 +386,7 @@ pub(super) unsafe fn open_batches(
     k: &Key,
     ctr: __m512i,
     s: __m128i,
-    out: *mut u8,
+    (inp, out): (*const u8, *mut u8),
     n: usize,
 ) -> (__m512i, __m128i) {
     debug_assert!(n >= 1 && matches!(rounds, 10 | 12 | 14));
@@ -380,26 +401,37 @@ pub(super) unsafe fn open_batches(
     // names.
     unsafe {
         let kend = base.add(16 * (rounds - 8));
-        asm!(
-            batches!(open),
-            rk = in(reg) base,
-            kend = in(reg) kend,
-            r = out(reg) _,
-            pow = in(reg) pow,
-            kara = in(reg) kara,
-            c = in(reg) CONSTS.0.as_ptr(),
-            out = inout(reg) out => _,
-            n = inout(reg) n => _,
-            out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
-            out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
-            out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
-            out("zmm12") _, out("zmm13") _,
-            inout("zmm14") c,
-            inout("zmm15") s,
-            out("zmm24") _, out("zmm25") _, out("zmm26") _, out("zmm27") _,
-            out("zmm28") _, out("zmm29") _, out("zmm30") _, out("zmm31") _,
-            options(nostack),
-        );
+        // As in `seal_batches`.
+        macro_rules! run {
+            ($text:expr; $($inp:tt)*) => {
+                asm!(
+                    $text,
+                    rk = in(reg) base,
+                    kend = in(reg) kend,
+                    r = out(reg) _,
+                    pow = in(reg) pow,
+                    kara = in(reg) kara,
+                    c = in(reg) CONSTS.0.as_ptr(),
+                    out = inout(reg) out => _,
+                    n = inout(reg) n => _,
+                    $($inp)*
+                    out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
+                    out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
+                    out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
+                    out("zmm12") _, out("zmm13") _,
+                    inout("zmm14") c,
+                    inout("zmm15") s,
+                    out("zmm24") _, out("zmm25") _, out("zmm26") _, out("zmm27") _,
+                    out("zmm28") _, out("zmm29") _, out("zmm30") _, out("zmm31") _,
+                    options(nostack),
+                )
+            };
+        }
+        if inp == out.cast_const() {
+            run!(batches!(open); );
+        } else {
+            run!(batches!(open, "{inp}", "add {inp}, 512\n"); inp = inout(reg) inp => _,);
+        }
     }
     (c, _mm512_castsi512_si128(s))
 }

@@ -294,7 +294,7 @@ unsafe fn gcm_b2b_nr<const NR: usize, const SEAL: bool>(
     io: (*const u8, *mut u8, usize),
 ) {
     // SAFETY: the target features above; the caller's `src` and `dst`, disjoint, `io.2`
-    // bytes each (the ymm loop reads and writes separate buffers, `gcm::reads_apart`).
+    // bytes each.
     unsafe {
         if SEAL {
             gcm::seal_io::<__m256i, NR, false, true>(k, h, ctr, public, acc, io)

@@ -356,7 +356,7 @@ pub(crate) unsafe fn gcm_open(
 /// # Safety
 /// As [`gcm_b2b`]; `io` is `src`, `dst` and their length, as raw pointers.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,vaes,vpclmulqdq,aes,pclmulqdq,avx2,sse4.2")]
-unsafe fn gcm_b2b_nr<const NR: usize, const SEAL: bool>(
+unsafe fn gcm_b2b_nr<const NR: usize, const SEAL: bool, const SB: bool, const W: bool>(
     k: &Keys,
     h: &gcm::Key,
     ctr: &[u8; 16],
@@ -365,19 +365,32 @@ unsafe fn gcm_b2b_nr<const NR: usize, const SEAL: bool>(
     io: (*const u8, *mut u8, usize),
 ) {
     // SAFETY: the target features above; the caller's `src` and `dst`, disjoint, `io.2`
-    // bytes each; Intel's tuning (`SB`), the one that reads and writes separate buffers.
+    // bytes each.
     unsafe {
         if SEAL {
-            gcm::seal_io::<__m512i, NR, true, true>(k, h, ctr, public, acc, io)
+            gcm::seal_io::<__m512i, NR, SB, W>(k, h, ctr, public, acc, io)
         } else {
-            gcm::open_io::<__m512i, NR, true, true>(k, h, ctr, public, acc, io)
+            gcm::open_io::<__m512i, NR, SB, W>(k, h, ctr, public, acc, io)
         }
     }
 }
 
+/// [`gcm_b2b_nr`] for `rounds` and `seal`, with the tuning `$sb` and width choice `$w`.
+macro_rules! b2b_nr {
+    ($rounds:expr, $seal:expr, $sb:literal, $w:literal, ($($a:expr),*)) => {
+        match ($rounds, $seal) {
+            (10, true) => gcm_b2b_nr::<10, true, $sb, $w>($($a),*),
+            (12, true) => gcm_b2b_nr::<12, true, $sb, $w>($($a),*),
+            (_, true) => gcm_b2b_nr::<14, true, $sb, $w>($($a),*),
+            (10, false) => gcm_b2b_nr::<10, false, $sb, $w>($($a),*),
+            (12, false) => gcm_b2b_nr::<12, false, $sb, $w>($($a),*),
+            (_, false) => gcm_b2b_nr::<14, false, $sb, $w>($($a),*),
+        }
+    };
+}
+
 /// [`gcm_seal`] (`seal`) or [`gcm_open`] from `src` into `dst` (whole blocks, the same
-/// length) in one pass, with Intel's tuning (the AMD loops work in place: callers on AMD copy
-/// and call those).
+/// length) in one pass, with the tuning of the CPU's vendor (as [`gcm_seal`] picks it).
 ///
 /// # Safety
 /// As [`gcm_seal`].
@@ -392,15 +405,42 @@ pub(crate) unsafe fn gcm_b2b(
     dst: &mut [u8],
     seal: bool,
 ) {
+    // SAFETY: the caller checked the features.
+    unsafe {
+        if crate::cpu::amd_like() {
+            gcm_b2b_tuned::<false>(k, h, ctr, public, acc, src, dst, seal)
+        } else {
+            gcm_b2b_tuned::<true>(k, h, ctr, public, acc, src, dst, seal)
+        }
+    }
+}
+
+/// [`gcm_b2b`] with the tuning chosen by the caller (the tests run both on any AVX-512 CPU).
+///
+/// # Safety
+/// As for [`gcm_seal`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn gcm_b2b_tuned<const SB: bool>(
+    k: &Keys,
+    h: &gcm::Key,
+    c: &[u8; 16],
+    public: bool,
+    a: &mut u128,
+    src: &[u8],
+    dst: &mut [u8],
+    seal: bool,
+) {
     debug_assert_eq!(src.len(), dst.len());
     let io = (src.as_ptr(), dst.as_mut_ptr(), src.len().min(dst.len()));
     // SAFETY: the caller checked the features; `src` and `dst` are distinct borrows
     // (disjoint) of `io.2` bytes or more.
     unsafe {
-        if seal {
-            by_nr_tuned!(k.rounds, true, gcm_b2b_nr(k, h, ctr, public, acc, io))
+        if SB {
+            b2b_nr!(k.rounds, seal, true, true, (k, h, c, public, a, io))
+        } else if io.2 < gcm::WIDE_MIN || !h.wide() {
+            b2b_nr!(k.rounds, seal, false, false, (k, h, c, public, a, io))
         } else {
-            by_nr_tuned!(k.rounds, false, gcm_b2b_nr(k, h, ctr, public, acc, io))
+            b2b_nr!(k.rounds, seal, false, true, (k, h, c, public, a, io))
         }
     }
 }
