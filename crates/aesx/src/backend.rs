@@ -936,11 +936,7 @@ fn vclmul_seal_open(
     buf: &mut [u8],
     seal: bool,
 ) {
-    // Below 256 bytes (the short-message path ends at 80) the ymm kernel is faster on the
-    // Intel AVX-512 guest: its tails of 6-15 blocks take whole ymm registers where the zmm
-    // kernel masks (session 22: 96 B 1.9 against 2.35 GB/s, 128 B 2.9 against 3.1, level at
-    // 256 B). AMD keeps the zmm kernel there: not measured on a Zen 4.
-    if backend == Backend::Vaes512 && (buf.len() >= ZMM_GCM_MIN || crate::cpu::amd_like()) {
+    if zmm_gcm(backend, buf.len()) {
         // SAFETY: a `Vclmul` key exists only where VPCLMULQDQ and PCLMULQDQ run
         // (`GhashKey::empty`), and the `vaes512` backend only where AVX-512F/BW/VL, VAES,
         // AES-NI, AVX2 and SSE4.2 do (`Backend::is_available`).
@@ -984,9 +980,7 @@ pub(crate) fn gcm_b2b(
         if !aad.is_empty() {
             ghash_vclmul(h, acc, aad);
         }
-        // The kernel `vclmul_seal_open` would pick.
-        let amd = crate::cpu::amd_like();
-        if backend == Backend::Vaes512 && (src.len() >= ZMM_GCM_MIN || amd) {
+        if zmm_gcm(backend, src.len()) {
             // SAFETY: as in `vclmul_seal_open`.
             unsafe {
                 vaes::zmm::gcm_b2b(k, h, ctr, public, acc, src, dst, seal);
@@ -1006,7 +1000,19 @@ pub(crate) fn gcm_b2b(
     }
 }
 
-/// Message bytes from which `vaes512` runs the zmm GCM kernel ([`vclmul_seal_open`]).
+/// Whether a GCM call of `len` bytes on `backend` runs the zmm kernel, else the ymm one (of
+/// the fused kernels: [`vclmul_seal_open`], [`gcm_b2b`]). Below 256 bytes (the short-message
+/// path ends at 80) the ymm kernel is faster on the Intel AVX-512 guest: its tails of 6-15
+/// blocks take whole ymm registers where the zmm kernel masks (session 22: 96 B 1.9 against
+/// 2.35 GB/s, 128 B 2.9 against 3.1, level at 256 B). AMD keeps the zmm kernel there: not
+/// measured on a Zen 4.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn zmm_gcm(backend: Backend, len: usize) -> bool {
+    backend == Backend::Vaes512 && (len >= ZMM_GCM_MIN || crate::cpu::amd_like())
+}
+
+/// Message bytes from which `vaes512` runs the zmm GCM kernel ([`zmm_gcm`]).
 #[cfg(target_arch = "x86_64")]
 const ZMM_GCM_MIN: usize = 256;
 

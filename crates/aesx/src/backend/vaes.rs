@@ -172,6 +172,22 @@ macro_rules! by_nr {
 }
 use by_nr;
 
+/// Runs `$f::<NR, SEAL, ..>` with NR the schedule's round count and SEAL `$seal` as consts
+/// (the buffer-to-buffer GCM entry points; `..` the further const arguments given, if any).
+macro_rules! by_nr_seal {
+    ($rounds:expr, $seal:expr, $f:ident $(:: <$($g:tt),*>)? ( $($a:expr),* )) => {
+        match ($rounds, $seal) {
+            (10, true) => $f::<10, true $($(, $g)*)?>($($a),*),
+            (12, true) => $f::<12, true $($(, $g)*)?>($($a),*),
+            (_, true) => $f::<14, true $($(, $g)*)?>($($a),*),
+            (10, false) => $f::<10, false $($(, $g)*)?>($($a),*),
+            (12, false) => $f::<12, false $($(, $g)*)?>($($a),*),
+            (_, false) => $f::<14, false $($(, $g)*)?>($($a),*),
+        }
+    };
+}
+use by_nr_seal;
+
 /// Runs `$f::<V, NR, .., N>` with `N` = `$vecs` (0..=VECS) vectors, the last possibly partial. Exact
 /// counts: a vector past the end (zero-filled, store skipped) made LLVM split the blocks' AES
 /// chains into conditional pieces, hoist the round keys and spill them.

@@ -4,7 +4,7 @@
 use core::arch::asm;
 use core::arch::x86_64::*;
 
-use super::{Vector, by_nr, gcm};
+use super::{Vector, by_nr, by_nr_seal, gcm};
 use crate::backend::aesni::Keys;
 
 impl Vector for __m256i {
@@ -352,16 +352,7 @@ pub(crate) fn gcm_b2b(
     let io = (src.as_ptr(), dst.as_mut_ptr(), src.len().min(dst.len()));
     // SAFETY: see above; `src` and `dst` are distinct borrows (disjoint) of `io.2` bytes or
     // more.
-    unsafe {
-        match (k.rounds, seal) {
-            (10, true) => gcm_b2b_nr::<10, true>(k, h, ctr, public, acc, io),
-            (12, true) => gcm_b2b_nr::<12, true>(k, h, ctr, public, acc, io),
-            (_, true) => gcm_b2b_nr::<14, true>(k, h, ctr, public, acc, io),
-            (10, false) => gcm_b2b_nr::<10, false>(k, h, ctr, public, acc, io),
-            (12, false) => gcm_b2b_nr::<12, false>(k, h, ctr, public, acc, io),
-            (_, false) => gcm_b2b_nr::<14, false>(k, h, ctr, public, acc, io),
-        }
-    }
+    unsafe { by_nr_seal!(k.rounds, seal, gcm_b2b_nr(k, h, ctr, public, acc, io)) }
 }
 /// GHASH only, whole blocks.
 pub(crate) fn ghash(h: &gcm::Key, acc: &mut u128, data: &[u8]) {

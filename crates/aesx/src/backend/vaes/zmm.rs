@@ -6,7 +6,7 @@
 
 use core::arch::x86_64::*;
 
-use super::{Vector, by_nr, gcm};
+use super::{Vector, by_nr, by_nr_seal, gcm};
 use crate::backend::aesni::Keys;
 pub(crate) use crate::backend::aesni::cbc_encrypt;
 
@@ -375,20 +375,6 @@ unsafe fn gcm_b2b_nr<const NR: usize, const SEAL: bool, const SB: bool, const W:
     }
 }
 
-/// [`gcm_b2b_nr`] for `rounds` and `seal`, with the tuning `$sb` and width choice `$w`.
-macro_rules! b2b_nr {
-    ($rounds:expr, $seal:expr, $sb:literal, $w:literal, ($($a:expr),*)) => {
-        match ($rounds, $seal) {
-            (10, true) => gcm_b2b_nr::<10, true, $sb, $w>($($a),*),
-            (12, true) => gcm_b2b_nr::<12, true, $sb, $w>($($a),*),
-            (_, true) => gcm_b2b_nr::<14, true, $sb, $w>($($a),*),
-            (10, false) => gcm_b2b_nr::<10, false, $sb, $w>($($a),*),
-            (12, false) => gcm_b2b_nr::<12, false, $sb, $w>($($a),*),
-            (_, false) => gcm_b2b_nr::<14, false, $sb, $w>($($a),*),
-        }
-    };
-}
-
 /// [`gcm_seal`] (`seal`) or [`gcm_open`] from `src` into `dst` (whole blocks, the same
 /// length) in one pass, with the tuning of the CPU's vendor (as [`gcm_seal`] picks it).
 ///
@@ -436,11 +422,23 @@ pub(crate) unsafe fn gcm_b2b_tuned<const SB: bool>(
     // (disjoint) of `io.2` bytes or more.
     unsafe {
         if SB {
-            b2b_nr!(k.rounds, seal, true, true, (k, h, c, public, a, io))
+            by_nr_seal!(
+                k.rounds,
+                seal,
+                gcm_b2b_nr::<true, true>(k, h, c, public, a, io)
+            )
         } else if io.2 < gcm::WIDE_MIN || !h.wide() {
-            b2b_nr!(k.rounds, seal, false, false, (k, h, c, public, a, io))
+            by_nr_seal!(
+                k.rounds,
+                seal,
+                gcm_b2b_nr::<false, false>(k, h, c, public, a, io)
+            )
         } else {
-            b2b_nr!(k.rounds, seal, false, true, (k, h, c, public, a, io))
+            by_nr_seal!(
+                k.rounds,
+                seal,
+                gcm_b2b_nr::<false, true>(k, h, c, public, a, io)
+            )
         }
     }
 }
