@@ -778,11 +778,20 @@ impl GhashKey {
         let mut h = [0u8; 16];
         encrypt_blocks(backend, keys, &mut h);
         match self {
-            GhashKey::Soft(k) => k.fill(&h),
+            GhashKey::Soft(k) => {
+                k.fill(&h);
+                wipe_after_soft_ghash(true);
+            }
             #[cfg(target_arch = "x86_64")]
-            GhashKey::Avx2(k) => k.fill(&h),
+            GhashKey::Avx2(k) => {
+                k.fill(&h);
+                wipe_after_soft_ghash(true);
+            }
             #[cfg(all(target_arch = "x86_64", feature = "alloc"))]
-            GhashKey::Ssse3(k) => k.fill(&h),
+            GhashKey::Ssse3(k) => {
+                k.fill(&h);
+                wipe_after_soft_ghash(true);
+            }
             #[cfg(target_arch = "x86_64")]
             GhashKey::Clmul(k) => {
                 k.fill(&h);
@@ -852,11 +861,74 @@ impl GhashKey {
             GhashKey::Vclmul(_) => "vclmul",
         }
     }
+
+    /// One of the software kernels (`soft`, `avx2`, `ssse3`), which the `soft` and `vpaes`
+    /// backends use: compiled code whose frames hold values derived from H, wiped by
+    /// [`wipe_after_soft_ghash`].
+    #[inline(always)]
+    fn is_software(&self) -> bool {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            GhashKey::Clmul(_) | GhashKey::Vclmul(_) => false,
+            _ => true,
+        }
+    }
 }
 
-/// `acc <- GHASH update over data` (whole blocks).
+/// Whether a GHASH of `len` bytes on `gk` runs the interleaved streams of `ghash_avx2` or
+/// `ghash_ssse3` (2 KiB of state in the frame), which need the long wipe.
+#[inline(always)]
+fn soft_ghash_streams(gk: &GhashKey, len: usize) -> bool {
+    match gk {
+        #[cfg(target_arch = "x86_64")]
+        GhashKey::Avx2(_) => len >= 16 * ghash_avx2::STREAM_MIN,
+        #[cfg(all(target_arch = "x86_64", feature = "alloc"))]
+        GhashKey::Ssse3(_) => len >= 16 * ghash_ssse3::STREAM_MIN,
+        _ => false,
+    }
+}
+
+/// The stack wipe after the software GHASH kernels and the generic GCM path that runs them
+/// (on x86-64; none elsewhere, like [`wipe_after_soft`]): [`aesni::SOFT_WIPE`] bytes after
+/// the ordinary path (one GHASH call, 864 B deep; the generic path without streams, which
+/// leaves at most 1504 B), [`aesni::SOFT_GCM_WIPE`] after the streams (`long`) and key setup.
+///
+/// IMPLEMENTATION NOTE (session 26): until then these kernels had no wipe of their own.
+/// Painting the stack and looking at what a call left
+/// (`stack_depth::soft_ghash_leaves_nothing_on_the_stack`) found hundreds of bytes, down to
+/// 5.5 KiB, after every entry point: the AVX2 kernel's frames (3168 B for one block: its
+/// 2 KiB of stream state was reserved even when the streams did not run) below the 1152-byte
+/// wipe of the AES call that ends a message. The streams are now in frames of their own
+/// (`ghash_pshufb::ghash`, [`streamed_gcm`]), and the paths that short messages take
+/// (`gcm_small`, `gcm_finish`) add no wipe: they hash with [`ghash_in`] and end with an AES
+/// call whose own 1152-byte wipe, from the same frame, covers it. Cost (`aesx bench --ops
+/// gcm-enc,gcm-dec --backends vpaes,soft`): see the README's "Key material in memory".
+#[inline(always)]
+fn wipe_after_soft_ghash(long: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if long {
+        aesni::wipe_stack_soft_gcm();
+    } else {
+        aesni::wipe_stack_soft(false);
+    }
+    let _ = long;
+}
+
+/// `acc <- GHASH update over data` (whole blocks). Every kernel is followed by a stack wipe
+/// (the software ones by [`wipe_after_soft_ghash`]).
 #[inline]
 pub(crate) fn ghash(gk: &GhashKey, acc: &mut u128, data: &[u8]) {
+    ghash_in(gk, acc, data);
+    if gk.is_software() && !data.is_empty() {
+        wipe_after_soft_ghash(soft_ghash_streams(gk, data.len()));
+    }
+}
+
+/// [`ghash`] without the stack wipe after the software kernels: for callers that wipe with
+/// [`wipe_after_soft_ghash`], or whose own wipe of at least [`aesni::SOFT_WIPE_SMALL`] bytes
+/// follows from the same frame (the ordinary path writes at most 864 bytes, `stack_depth`).
+#[inline]
+fn ghash_in(gk: &GhashKey, acc: &mut u128, data: &[u8]) {
     debug_assert!(data.len().is_multiple_of(16));
     match gk {
         GhashKey::Soft(k) => ghash_soft::ghash(k, acc, data),
@@ -914,8 +986,13 @@ pub(crate) fn gcm_seal(
             aesni::wipe_stack_gcm();
         }
         _ => {
-            ghash(gk, acc, aad);
-            generic_gcm::<true>(backend, keys, gk, ctr, acc, buf)
+            if !(aad.is_empty() && buf.is_empty()) {
+                ghash_in(gk, acc, aad);
+                generic_gcm::<true>(backend, keys, gk, ctr, acc, buf);
+                wipe_after_soft_ghash(
+                    soft_ghash_streams(gk, aad.len()) || soft_ghash_streams(gk, buf.len()),
+                );
+            }
         }
     }
 }
@@ -1063,8 +1140,13 @@ pub(crate) fn gcm_open(
             aesni::wipe_stack_gcm();
         }
         _ => {
-            ghash(gk, acc, aad);
-            generic_gcm::<false>(backend, keys, gk, ctr, acc, buf)
+            if !(aad.is_empty() && buf.is_empty()) {
+                ghash_in(gk, acc, aad);
+                generic_gcm::<false>(backend, keys, gk, ctr, acc, buf);
+                wipe_after_soft_ghash(
+                    soft_ghash_streams(gk, aad.len()) || soft_ghash_streams(gk, buf.len()),
+                );
+            }
         }
     }
 }
@@ -1103,20 +1185,22 @@ pub(crate) fn gcm_small(
         aesni::wipe_stack_gcm();
         return t;
     }
+    // The software GHASH kernels without their own wipe: the one after `encrypt_blocks` of
+    // one block, from this frame, covers them (`ghash_in`).
     let mut acc = 0u128;
-    ghash(gk, &mut acc, aad);
+    ghash_in(gk, &mut acc, aad);
     let mut ctr = *j0;
     let c = inc32_word(&ctr).wrapping_add(1);
     ctr[12..].copy_from_slice(&c.to_be_bytes());
     if !seal {
-        ghash(gk, &mut acc, buf);
+        ghash_in(gk, &mut acc, buf);
     }
     ctr32_xor(backend, keys, &ctr, buf);
     if seal {
         buf[len..].fill(0);
-        ghash(gk, &mut acc, buf);
+        ghash_in(gk, &mut acc, buf);
     }
-    ghash(gk, &mut acc, lengths);
+    ghash_in(gk, &mut acc, lengths);
     let mut t = *j0;
     encrypt_blocks(backend, keys, &mut t);
     t.iter_mut()
@@ -1153,17 +1237,18 @@ pub(crate) fn gcm_finish(
         *acc = 0;
         return t;
     }
+    // As in `gcm_small`: the wipe after `encrypt_blocks` covers the GHASH calls.
     if !tail.is_empty() {
         if !seal {
-            ghash(gk, acc, tail);
+            ghash_in(gk, acc, tail);
         }
         ctr32_xor(backend, keys, ctr, tail);
         if seal {
             tail[len..].fill(0);
-            ghash(gk, acc, tail);
+            ghash_in(gk, acc, tail);
         }
     }
-    ghash(gk, acc, lengths);
+    ghash_in(gk, acc, lengths);
     let mut t = *j0;
     encrypt_blocks(backend, keys, &mut t);
     t.iter_mut()
@@ -1462,32 +1547,47 @@ fn generic_gcm<const SEAL: bool>(
     #[cfg(all(target_arch = "x86_64", feature = "alloc"))]
     match gk {
         GhashKey::Avx2(k) if buf.len() >= 16 * ghash_avx2::STREAM_MIN => {
-            *acc =
-                streamed_gcm::<SEAL, _, _>(ghash_avx2::streams(k, *acc), backend, keys, ctr, buf);
+            let a = *acc;
+            *acc = streamed_gcm::<SEAL, _, _>(
+                move || ghash_avx2::streams(k, a),
+                backend,
+                keys,
+                ctr,
+                buf,
+            );
             return;
         }
         GhashKey::Ssse3(k) if buf.len() >= 16 * ghash_ssse3::STREAM_MIN => {
-            *acc =
-                streamed_gcm::<SEAL, _, _>(ghash_ssse3::streams(k, *acc), backend, keys, ctr, buf);
+            let a = *acc;
+            *acc = streamed_gcm::<SEAL, _, _>(
+                move || ghash_ssse3::streams(k, a),
+                backend,
+                keys,
+                ctr,
+                buf,
+            );
             return;
         }
         _ => {}
     }
-    ctr_and_hash::<SEAL>(backend, keys, ctr, buf, |d| ghash(gk, acc, d));
+    ctr_and_hash::<SEAL>(backend, keys, ctr, buf, |d| ghash_in(gk, acc, d));
 }
 
-/// [`generic_gcm`] with its GHASH in `st`'s streams (the chunks are whole batches of them, but
-/// the last); returns the GHASH state.
+/// [`generic_gcm`] with its GHASH in the streams `streams` makes (the chunks are whole batches
+/// of them, but the last); returns the GHASH state. Not inlined, and the streams made here:
+/// their 2 KiB of state stays out of the frame of the path without streams
+/// ([`wipe_after_soft_ghash`]).
 #[cfg(all(target_arch = "x86_64", feature = "alloc"))]
-#[inline(always)]
-fn streamed_gcm<const SEAL: bool, W: ghash_pshufb::Width, K: ghash_pshufb::StreamKey>(
-    mut st: ghash_pshufb::Streams<'_, W, K>,
+#[inline(never)]
+fn streamed_gcm<'k, const SEAL: bool, W: ghash_pshufb::Width, K: ghash_pshufb::StreamKey + 'k>(
+    streams: impl FnOnce() -> ghash_pshufb::Streams<'k, W, K>,
     backend: Backend,
     keys: &Keys,
     ctr: &[u8; 16],
     buf: &mut [u8],
 ) -> u128 {
     const { assert!(GENERIC_CHUNK.is_multiple_of(W::LANES)) };
+    let mut st = streams();
     ctr_and_hash::<SEAL>(backend, keys, ctr, buf, |d| st.update(d));
     st.finish()
 }
@@ -2066,6 +2166,173 @@ mod stack_depth {
         most
     }
 
+    /// What `f` left on the stack more than [`TOP`] bytes below this frame: how many bytes,
+    /// and the deepest (bytes below this frame's stack pointer). The stack is painted with
+    /// 0xa5 first; a byte that is then neither the paint nor zero was written and not wiped.
+    #[inline(never)]
+    fn leftover(f: impl FnOnce()) -> (usize, usize) {
+        let top: usize;
+        // SAFETY: as in `depth`.
+        unsafe {
+            core::arch::asm!(
+                "mov {top}, rsp",
+                "mov rdi, rsp",
+                "sub rdi, {span}",
+                "mov rcx, {span}",
+                "rep stosb",
+                top = out(reg) top,
+                span = const SPAN,
+                in("al") 0xa5u8,
+                out("rdi") _,
+                out("rcx") _,
+            )
+        };
+        f();
+        let (n, low): (usize, usize);
+        // SAFETY: reads the SPAN - TOP bytes below `top - TOP`: dead stack of this frame, as
+        // in `depth`.
+        unsafe {
+            core::arch::asm!(
+                "mov {p}, {top}",
+                "sub {p}, {span}",
+                "xor {n}, {n}",
+                "xor {low}, {low}",
+                "2:",
+                "movzx {b:e}, byte ptr [{p}]",
+                "test {b:e}, {b:e}",
+                "jz 3f",
+                "cmp {b:e}, 0xa5",
+                "je 3f",
+                "test {n}, {n}",
+                "cmovz {low}, {p}",
+                "inc {n}",
+                "3:",
+                "inc {p}",
+                "cmp {p}, {end}",
+                "jb 2b",
+                p = out(reg) _,
+                n = out(reg) n,
+                low = out(reg) low,
+                b = out(reg) _,
+                top = in(reg) top,
+                end = in(reg) top - TOP,
+                span = const SPAN,
+                options(readonly, nostack),
+            )
+        };
+        (n, if n > 0 { top - low } else { 0 })
+    }
+
+    /// What [`leftover`] does not look at: its closure's frame and the frames of the entry
+    /// points under test (their own locals, such as the tag they return, and the return
+    /// addresses of the calls they make), which no stack wipe reaches: a wipe runs from the
+    /// entry point's frame and clears below it. 304-416 bytes here.
+    const TOP: usize = 512;
+
+    /// After every GCM entry point of `backend` on the software GHASH kernels (what the
+    /// `soft` and `vpaes` backends run), and after their key setup, nothing they wrote is
+    /// left on the stack below the entry point's frame: their frames hold values derived from
+    /// the hash key H (and the AES kernels' round keys), so every byte written is wiped.
+    #[test]
+    fn soft_ghash_leaves_nothing_on_the_stack() {
+        // The check itself: 64 bytes written 2 KiB down are seen, and a wipe clears them.
+        #[inline(never)]
+        fn writes_2k() {
+            let mut pad = [0x11u8; 2048];
+            core::hint::black_box(&mut pad);
+        }
+        let (n, low) = leftover(writes_2k);
+        assert!(
+            n >= 1024 && (2048..2048 + 256).contains(&low),
+            "{n} B, {low} deep"
+        );
+        let (n, _) = leftover(|| {
+            writes_2k();
+            wipe_after_soft_ghash(true);
+        });
+        assert_eq!(n, 0);
+
+        let h = [0x3cu8; 16];
+        let lengths = [9u8; 16];
+        let ctr = [7u8; 16];
+        let mut bad = Vec::new();
+        let mut check = |what: &str, (n, low): (usize, usize)| {
+            if n > 0 {
+                bad.push(alloc::format!("{what}: {n} B, down to {low} B"));
+            }
+        };
+        for kernel in ["soft", "avx2", "ssse3"] {
+            let Some(gk) = GhashKey::software(kernel, &h) else {
+                continue;
+            };
+            for b in [Backend::Soft, Backend::Vpaes] {
+                if !b.is_available() {
+                    continue;
+                }
+                let aes = crate::Aes::with_backend(&data(16), b).unwrap();
+                let (bk, keys) = aes.kernels();
+                let mut fresh = GhashKey::software(kernel, &[0; 16]).unwrap();
+                check(
+                    &alloc::format!("{kernel}/{b} key setup"),
+                    leftover(|| fresh.init(bk, keys)),
+                );
+                for blocks in [0usize, 1, 2, 5, 16, 31, 32, 33, 64, 65, 100, 300] {
+                    let mut buf = data(16 * blocks);
+                    let aad = data(16 * (blocks % 3));
+                    let mut acc = 5u128;
+                    let mut tail = [3u8; 16];
+                    let at = alloc::format!("{kernel}/{b} {blocks} blocks");
+                    check(
+                        &alloc::format!("{at} ghash"),
+                        leftover(|| ghash(&gk, &mut acc, &buf)),
+                    );
+                    for seal in [true, false] {
+                        let at = alloc::format!("{at} seal={seal}");
+                        check(
+                            &alloc::format!("{at} whole blocks"),
+                            leftover(|| {
+                                if seal {
+                                    gcm_seal(bk, keys, &gk, &ctr, false, &mut acc, &aad, &mut buf)
+                                } else {
+                                    gcm_open(bk, keys, &gk, &ctr, false, &mut acc, &aad, &mut buf)
+                                }
+                            }),
+                        );
+                        check(
+                            &alloc::format!("{at} finish"),
+                            leftover(|| {
+                                let _ = gcm_finish(
+                                    bk, keys, &gk, &ctr, &ctr, &mut acc, &mut tail, 5, &lengths,
+                                    seal,
+                                );
+                            }),
+                        );
+                        if buf.len() <= SMALL_MSG {
+                            let a = &aad[..aad.len().min(SMALL_AAD)];
+                            let l = buf.len().saturating_sub(3);
+                            check(
+                                &alloc::format!("{at} small"),
+                                leftover(|| {
+                                    let _ = gcm_small(
+                                        bk, keys, &gk, &ctr, a, &mut buf, l, &lengths, seal,
+                                    );
+                                }),
+                            );
+                        }
+                    }
+                    check(
+                        &alloc::format!("{at} finish_part"),
+                        leftover(|| {
+                            let _ =
+                                gcm_finish_part(bk, keys, &gk, &ctr, &mut acc, &tail, 5, &lengths);
+                        }),
+                    );
+                }
+            }
+        }
+        assert!(bad.is_empty(), "left on the stack:\n{}", bad.join("\n"));
+    }
+
     #[test]
     fn kernels_stay_within_their_wipes() {
         if !Backend::Aesni.is_available() {
@@ -2187,6 +2454,44 @@ mod stack_depth {
             "soft/vpaes short calls or key setup {small} B deep"
         );
         assert!(long + SLACK <= aesni::SOFT_WIPE, "soft/vpaes {long} B deep");
+        // The software GHASH kernels: the ordinary path against the short wipe (which the
+        // AES call at the end of `gcm_small` and `gcm_finish` brings), the streams and key
+        // setup against the long one (`wipe_after_soft_ghash`).
+        let (mut short, mut streams) = (0, 0);
+        for kernel in ["soft", "avx2", "ssse3"] {
+            let Some(mut gk) = GhashKey::software(kernel, &[0x3c; 16]) else {
+                continue;
+            };
+            streams = streams.max(depth(|| match &mut gk {
+                GhashKey::Soft(k) => k.fill(&[5; 16]),
+                GhashKey::Avx2(k) => k.fill(&[5; 16]),
+                GhashKey::Ssse3(k) => k.fill(&[5; 16]),
+                _ => unreachable!(),
+            }));
+            for n in [1usize, 2, 5, 16, 31, 32, 33, 63, 64, 65, 100, 300] {
+                let buf = data(16 * n);
+                let d = depth(|| ghash_in(&gk, &mut 1u128, &buf));
+                if soft_ghash_streams(&gk, buf.len()) {
+                    streams = streams.max(d);
+                } else {
+                    short = short.max(d);
+                }
+            }
+        }
+        std::eprintln!(
+            "stack depth of the software GHASH kernels: ordinary path {short} B (wipe {}), \
+             streams and key setup {streams} B (wipe {})",
+            aesni::SOFT_WIPE_SMALL,
+            aesni::SOFT_GCM_WIPE
+        );
+        assert!(
+            short + SLACK <= aesni::SOFT_WIPE_SMALL,
+            "software GHASH {short} B deep"
+        );
+        assert!(
+            streams + SLACK <= aesni::SOFT_GCM_WIPE,
+            "software GHASH streams or key setup {streams} B deep"
+        );
         // Each GCM kernel on its own (the deepest decides the wipe).
         fn xmm(g: &GhashKey) -> &clmul::Key {
             match g {

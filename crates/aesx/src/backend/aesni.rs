@@ -1390,6 +1390,20 @@ pub(crate) fn wipe_stack_soft(small: bool) {
     not_a_tail_call();
 }
 
+/// Bytes of stack [`wipe_stack_soft_gcm`] clears after the software GHASH kernels' streams and
+/// key setup (at most 3744 B deep) and the generic GCM path of `soft` and `vpaes` with those
+/// streams (AES by ECB of counter blocks below the 2 KiB of stream state: what it leaves goes
+/// down to 4480 B). `backend::stack_depth`, release build, Intel AVX-512 guest; its
+/// `soft_ghash_leaves_nothing_on_the_stack` fails if this is too short.
+pub(crate) const SOFT_GCM_WIPE: usize = 5120;
+
+/// [`wipe_stack`] over [`SOFT_GCM_WIPE`] bytes.
+#[inline(always)]
+pub(crate) fn wipe_stack_soft_gcm() {
+    wipe_below::<{ SOFT_GCM_WIPE / 16 }>();
+    not_a_tail_call();
+}
+
 /// `pxor xmmN, xmmN` for each register number listed (asm text).
 macro_rules! zero_xmm {
     ($($n:literal)*) => {
