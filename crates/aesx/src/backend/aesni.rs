@@ -1394,7 +1394,7 @@ pub(crate) fn wipe_stack_soft(small: bool) {
 /// key setup (at most 3744 B deep) and the generic GCM path of `soft` and `vpaes` with those
 /// streams (AES by ECB of counter blocks below the 2 KiB of stream state: what it leaves goes
 /// down to 4480 B). `backend::stack_depth`, release build, Intel AVX-512 guest; its
-/// `soft_ghash_leaves_nothing_on_the_stack` fails if this is too short.
+/// `entry_points_leave_nothing_on_the_stack` fails if this is too short.
 pub(crate) const SOFT_GCM_WIPE: usize = 5120;
 
 /// [`wipe_stack`] over [`SOFT_GCM_WIPE`] bytes.
