@@ -491,9 +491,10 @@ fn streaming_equals_one_shot_for_every_chunk_size() {
     }
 }
 
-/// `update_b2b` from one buffer into another at the sizes where `vaes512` on Intel reads the
-/// input and writes the output in one pass (from 256 bytes; with a 12-byte nonce and 4 KiB or
-/// more, after a head that aligns the counter): every backend, key size, a 12- and a 16-byte
+/// `update_b2b` from one buffer into another at the sizes where the fused VAES kernels read the
+/// input and write the output in one pass (`vaes512` with either vendor's tuning from 256
+/// bytes, Intel's with a 12-byte nonce and 4 KiB or more after a head that aligns the counter;
+/// `vaes256`, and `vaes512` below 256 bytes, on ymm): every backend, key size, a 12- and a 16-byte
 /// nonce (a public and a secret counter), the first update ending inside a block or on a
 /// block boundary, against the one-shot seal; the bytes after the output stay untouched.
 #[test]

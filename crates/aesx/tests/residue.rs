@@ -142,7 +142,7 @@ fn use_key(backend: Backend, key: &[u8], threads: bool) {
                 d.aad(b"x").unwrap();
                 d.update(&mut buf).unwrap();
                 d.finish(t2.as_ref()).unwrap();
-                // Buffer to buffer (Intel's `vaes512` reads one and writes the other).
+                // Buffer to buffer (the fused VAES kernels read one and write the other).
                 let mut out = vec![0u8; len];
                 let mut e = g.encryptor(&iv[..12]).unwrap();
                 e.update_b2b(&buf, &mut out).unwrap();
