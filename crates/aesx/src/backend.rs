@@ -1035,9 +1035,9 @@ fn vclmul_seal_open(
 }
 
 /// [`gcm_seal`] (`seal`) or [`gcm_open`] from `src` into `dst` (whole blocks, the same
-/// length, separate buffers). The fused VAES kernels (`vaes512` with either vendor's tuning,
-/// `vaes256`) read the one and write the other in one pass; the other kernels (`aesni`,
-/// `vpaes`, `soft`) work in place, so `src` is copied into `dst` first.
+/// length, separate buffers). The fused kernels (`vaes512` with either vendor's tuning,
+/// `vaes256`, and since session 26 `aesni`'s [`gcm_aesni`]) read the one and write the other
+/// in one pass; `vpaes` and `soft` work in place, so `src` is copied into `dst` first.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub(crate) fn gcm_b2b(
@@ -1065,6 +1065,19 @@ pub(crate) fn gcm_b2b(
             }
         } else {
             vaes::ymm::gcm_b2b(k, h, ctr, public, acc, src, dst, seal);
+        }
+        aesni::wipe_stack_gcm();
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if let (Keys::Hw(k), GhashKey::Clmul(h)) = (keys, gk) {
+        if !aad.is_empty() {
+            clmul::ghash(h, acc, aad);
+        }
+        if seal {
+            gcm_aesni::seal_b2b(k, h, ctr, public, acc, src, dst);
+        } else {
+            gcm_aesni::open_b2b(k, h, ctr, public, acc, src, dst);
         }
         aesni::wipe_stack_gcm();
         return;
@@ -2064,6 +2077,16 @@ mod tests {
                                     ax, ay,
                                     "{b}/{g} {what} tag state key={kl} blocks={blocks}"
                                 );
+                                // Buffer to buffer: the same output and state, and the input
+                                // untouched.
+                                let (mut z, mut az) = (alloc::vec![0x5a; src.len()], acc0);
+                                let io = (&src[..], &mut z[..]);
+                                gcm_b2b(bk, k, gk, &ctr, public, &mut az, &[], io, seal);
+                                assert!(
+                                    z == y && az == ay,
+                                    "{b}/{g} {what} buffer to buffer key={kl} blocks={blocks} \
+                                     ctr={low:x} public={public}"
+                                );
                             }
                             let (mut ax, mut ay) = (acc0, acc0);
                             ghash(gk, &mut ax, &src);
@@ -2540,7 +2563,7 @@ mod stack_depth {
         let lengths = [9u8; 16];
         let aad = [4u8; 32];
         type Kernel<'a> = (&'a str, &'a dyn Fn(&Keys, &GhashKey, &mut [u8]));
-        let gcm: [Kernel; 11] = [
+        let gcm: [Kernel; 12] = [
             ("vaes zmm seal/open buffer to buffer", &|k, g, buf| {
                 if let (GhashKey::Vclmul(v), true) = (g, Backend::Vaes512.is_available()) {
                     let (k, mut acc) = (hw(k), 1u128);
@@ -2609,6 +2632,13 @@ mod stack_depth {
                 let (k, h, mut acc) = (hw(k), xmm(g), 1u128);
                 gcm_aesni::seal(k, h, &ctr, true, &mut acc, buf);
                 gcm_aesni::open(k, h, &ctr, false, &mut acc, buf);
+            }),
+            ("gcm_aesni seal/open buffer to buffer", &|k, g, buf| {
+                let (k, h, mut acc) = (hw(k), xmm(g), 1u128);
+                static SRC: [u8; 4800] = [0x5c; 4800];
+                let src = &SRC[..buf.len()];
+                gcm_aesni::seal_b2b(k, h, &ctr, true, &mut acc, src, buf);
+                gcm_aesni::open_b2b(k, h, &ctr, false, &mut acc, src, buf);
             }),
             ("gcm_aesni finish", &|k, g, _| {
                 let (k, h) = (hw(k), xmm(g));

@@ -20,6 +20,9 @@
 //!   gcm-enc,gcm-dec --sizes 1K,16K,64K --keys 128,256 --backends aesni`, 10 runs alternated
 //!   with the build before, best: 1.00-1.05x, most cells 1.02-1.05x).
 //! - The data XOR is folded into the last round: `aesenclast(x, k ^ d) = aesenclast(x, k) ^ d`.
+//! - The input and the output may be separate buffers (`seal_b2b`, `open_b2b`; session 26):
+//!   the body works on an input and an output pointer, equal in place, so a caller with two
+//!   buffers (OpenSSH through the OpenSSL provider) needs no copy first.
 //! - Round keys are read from the schedule at every use (memory operands), not copied into
 //!   registers or onto the stack: 8 states + GHASH accumulators fill the 16 xmm registers.
 //! - Fewer than 8 blocks (tails, and short messages, which never enter the loop) run 1, 2, 4
@@ -137,12 +140,46 @@ fn add_ctr(c: __m128i, n: usize) -> __m128i {
     _mm_add_epi32(c, _mm_set_epi32(0, 0, 0, n as i32))
 }
 
-/// GHASH step `j` of a batch of 8 (block `j` of `blocks`, times H^(8-j)); block 0 also takes
+/// Block `j` at `p` (unaligned).
+///
+/// # Safety
+/// `p + 16 j` is 16 readable bytes.
+#[inline(always)]
+unsafe fn ldp(p: *const u8, j: usize) -> __m128i {
+    // SAFETY: the caller's contract; SSE2 is baseline on x86-64.
+    unsafe { _mm_loadu_si128(p.add(16 * j).cast()) }
+}
+
+/// Stores `v` as block `j` at `p` (unaligned).
+///
+/// # Safety
+/// `p + 16 j` is 16 writable bytes.
+#[inline(always)]
+unsafe fn stp(p: *mut u8, j: usize, v: __m128i) {
+    // SAFETY: the caller's contract; SSE2 is baseline on x86-64.
+    unsafe { _mm_storeu_si128(p.add(16 * j).cast(), v) }
+}
+
+/// The `len` bytes at `p` as a slice, for GHASH.
+///
+/// # Safety
+/// `p` is `len` readable bytes that nothing writes while the slice lives.
+#[inline(always)]
+unsafe fn bytes<'a>(p: *const u8, len: usize) -> &'a [u8] {
+    // SAFETY: the caller's contract.
+    unsafe { core::slice::from_raw_parts(p, len) }
+}
+
+/// GHASH step `j` of a batch of 8 (block `j` at `blocks`, times H^(8-j)); block 0 also takes
 /// the running state.
+///
+/// # Safety
+/// `blocks` is 8 readable blocks; the CPU runs AES-NI, PCLMULQDQ and SSE4.2.
 #[inline]
 #[target_feature(enable = "aes,pclmulqdq,sse4.2")]
-fn ghash_step(h: &HKey, p: &mut Prod, blocks: &[u8], j: usize, s: __m128i, bs: __m128i) {
-    let mut y = _mm_shuffle_epi8(ld_at(blocks, j), bs);
+unsafe fn ghash_step(h: &HKey, p: &mut Prod, blocks: *const u8, j: usize, s: __m128i, bs: __m128i) {
+    // SAFETY: the caller's contract.
+    let mut y = _mm_shuffle_epi8(unsafe { ldp(blocks, j) }, bs);
     if j == 0 {
         y = _mm_xor_si128(y, s);
     }
@@ -150,18 +187,22 @@ fn ghash_step(h: &HKey, p: &mut Prod, blocks: &[u8], j: usize, s: __m128i, bs: _
     p.add(y, hp, hq);
 }
 
-/// One 8-block batch: `cur ^= keystream(c)`, with the GHASH of the 8 blocks of `hash`
-/// interleaved into the AES rounds; returns the new GHASH state. For decryption `hash` is
-/// `cur` itself (read before it is overwritten); for encryption the previous batch.
+/// One 8-block batch: `out = inp ^ keystream(c)` (`inp` is `out`, or 8 blocks apart from
+/// it), with the GHASH of the 8 blocks at `hash` interleaved into the AES rounds; returns the
+/// new GHASH state. Encryption hashes the previous batch's output.
+///
+/// # Safety
+/// `inp` is 8 readable blocks, `out` 8 writable ones (the same, or not overlapping), `hash`
+/// 8 readable blocks that this batch does not write; the CPU runs AES-NI, PCLMULQDQ, SSE4.2.
 #[inline]
 #[target_feature(enable = "aes,pclmulqdq,sse4.2")]
-fn batch<const NR: usize, const CTR: u8>(
+unsafe fn batch<const NR: usize, const CTR: u8>(
     k: &Keys,
     h: &HKey,
     c: Ctr,
     s: __m128i,
-    hash: Option<&[u8]>,
-    cur: &mut [u8],
+    hash: Option<*const u8>,
+    (inp, out): (*const u8, *mut u8),
 ) -> __m128i {
     let bs = bswap_mask();
     let mut x = batch_ctrs::<CTR>(c.c, bs, rk(k, 0));
@@ -173,7 +214,8 @@ fn batch<const NR: usize, const CTR: u8>(
                 let kr = rk(k, r);
                 x = x.map(|v| _mm_aesenc_si128(v, kr));
                 if r - 1 < LANES {
-                    ghash_step(h, &mut p, hb, r - 1, s, bs);
+                    // SAFETY: `hash` is 8 readable blocks (the contract).
+                    unsafe { ghash_step(h, &mut p, hb, r - 1, s, bs) };
                 }
             }
             s_out = p.reduce();
@@ -187,21 +229,28 @@ fn batch<const NR: usize, const CTR: u8>(
     }
     let kl = rk(k, NR);
     for j in 0..LANES {
-        let d = _mm_xor_si128(ld_at(cur, j), kl);
-        st_at(cur, j, _mm_aesenclast_si128(x[j], d));
+        // SAFETY: `inp` and `out` are 8 blocks (the contract); block `j` is read before it is
+        // written when they are the same.
+        unsafe {
+            let d = _mm_xor_si128(ldp(inp, j), kl);
+            stp(out, j, _mm_aesenclast_si128(x[j], d));
+        }
     }
     s_out
 }
 
-/// Decryption batch: the GHASH input is the batch itself, read before the XOR.
+/// Decryption batch: the GHASH input is the batch's input, read before the XOR.
+///
+/// # Safety
+/// As [`batch`]'s `inp` and `out`.
 #[inline]
 #[target_feature(enable = "aes,pclmulqdq,sse4.2")]
-fn batch_open<const NR: usize, const CTR: u8>(
+unsafe fn batch_open<const NR: usize, const CTR: u8>(
     k: &Keys,
     h: &HKey,
     c: Ctr,
     s: __m128i,
-    cur: &mut [u8],
+    (inp, out): (*const u8, *mut u8),
 ) -> __m128i {
     let bs = bswap_mask();
     let mut x = batch_ctrs::<CTR>(c.c, bs, rk(k, 0));
@@ -210,22 +259,33 @@ fn batch_open<const NR: usize, const CTR: u8>(
         let kr = rk(k, r);
         x = x.map(|v| _mm_aesenc_si128(v, kr));
         if r - 1 < LANES {
-            ghash_step(h, &mut p, cur, r - 1, s, bs);
+            // SAFETY: `inp` is 8 readable blocks, not yet written (the contract).
+            unsafe { ghash_step(h, &mut p, inp, r - 1, s, bs) };
         }
     }
     let s = p.reduce();
     let kl = rk(k, NR);
     for j in 0..LANES {
-        let d = _mm_xor_si128(ld_at(cur, j), kl);
-        st_at(cur, j, _mm_aesenclast_si128(x[j], d));
+        // SAFETY: as in `batch`.
+        unsafe {
+            let d = _mm_xor_si128(ldp(inp, j), kl);
+            stp(out, j, _mm_aesenclast_si128(x[j], d));
+        }
     }
     s
 }
 
-/// `buf ^= keystream(c)` for `buf.len() / 16 <= W` blocks, `W` lanes in flight.
+/// `out = inp ^ keystream(c)` for `n <= W` blocks, `W` lanes in flight.
+///
+/// # Safety
+/// `inp` is `n` readable blocks, `out` `n` writable ones (the same, or not overlapping).
 #[inline]
 #[target_feature(enable = "aes,pclmulqdq,sse4.2")]
-fn xor_lanes<const NR: usize, const W: usize>(k: &Keys, c: __m128i, buf: &mut [u8]) {
+unsafe fn xor_lanes<const NR: usize, const W: usize>(
+    k: &Keys,
+    c: __m128i,
+    (inp, out, n): (*const u8, *mut u8, usize),
+) {
     let bs = bswap_mask();
     let k0 = rk(k, 0);
     let mut x: [__m128i; W] = core::array::from_fn(|j| _mm_xor_si128(ctr_block(c, j, bs), k0));
@@ -234,38 +294,52 @@ fn xor_lanes<const NR: usize, const W: usize>(k: &Keys, c: __m128i, buf: &mut [u
         x = x.map(|v| _mm_aesenc_si128(v, kr));
     }
     let kl = rk(k, NR);
-    for j in 0..buf.len() / 16 {
-        let d = _mm_xor_si128(ld_at(buf, j), kl);
-        st_at(buf, j, _mm_aesenclast_si128(x[j], d));
+    for j in 0..n {
+        // SAFETY: `j < n` (the contract); read before written when the same.
+        unsafe {
+            let d = _mm_xor_si128(ldp(inp, j), kl);
+            stp(out, j, _mm_aesenclast_si128(x[j], d));
+        }
     }
 }
 
-/// Fewer than 8 blocks: CTR32 with the narrowest lane count that covers them, GHASH with one
-/// reduction (of the ciphertext: after the XOR when sealing, before it when opening).
+/// Fewer than 8 blocks, `len` bytes from `inp` into `out`: CTR32 with the narrowest lane
+/// count that covers them, GHASH with one reduction (of the ciphertext: the output when
+/// sealing, the input when opening).
+///
+/// # Safety
+/// `inp` is `len` readable bytes, `out` `len` writable ones (the same, or not overlapping);
+/// `len` is a multiple of 16 under 128.
 #[inline]
 #[target_feature(enable = "aes,pclmulqdq,sse4.2")]
-fn tail<const NR: usize, const SEAL: bool>(
+unsafe fn tail<const NR: usize, const SEAL: bool>(
     k: &Keys,
     h: &HKey,
     c: __m128i,
     mut s: __m128i,
-    buf: &mut [u8],
+    (inp, out, len): (*const u8, *mut u8, usize),
 ) -> __m128i {
-    let n = buf.len() / 16;
+    let n = len / 16;
     if n == 0 {
         return s;
     }
     if !SEAL {
-        s = clmul::ghash_n(h, s, buf);
+        // SAFETY: `len` readable bytes at `inp` (the contract), hashed before anything is
+        // written; no other reference to them lives meanwhile.
+        s = clmul::ghash_n(h, s, unsafe { bytes(inp, len) });
     }
-    match n {
-        1 => xor_lanes::<NR, 1>(k, c, buf),
-        2 => xor_lanes::<NR, 2>(k, c, buf),
-        3 | 4 => xor_lanes::<NR, 4>(k, c, buf),
-        _ => xor_lanes::<NR, 8>(k, c, buf),
+    // SAFETY: `n` blocks at `inp` and `out` (the contract).
+    unsafe {
+        match n {
+            1 => xor_lanes::<NR, 1>(k, c, (inp, out, n)),
+            2 => xor_lanes::<NR, 2>(k, c, (inp, out, n)),
+            3 | 4 => xor_lanes::<NR, 4>(k, c, (inp, out, n)),
+            _ => xor_lanes::<NR, 8>(k, c, (inp, out, n)),
+        }
     }
     if SEAL {
-        s = clmul::ghash_n(h, s, buf);
+        // SAFETY: the `len` bytes at `out` (the contract), hashed after the last write.
+        s = clmul::ghash_n(h, s, unsafe { bytes(out, len) });
     }
     s
 }
@@ -458,43 +532,53 @@ pub(crate) fn small(
     }
 }
 
+/// Encryption of `len` bytes (whole blocks) from `inp` into `out`.
+///
+/// # Safety
+/// `inp` is `len` readable bytes, `out` `len` writable ones: the same bytes, or not
+/// overlapping. The CPU runs AES-NI, PCLMULQDQ and SSE4.2.
 #[inline]
 #[target_feature(enable = "aes,pclmulqdq,sse4.2")]
-fn seal_body<const NR: usize>(
+unsafe fn seal_body<const NR: usize>(
     k: &Keys,
     h: &HKey,
     ctr: &[u8; 16],
     public: bool,
     acc: &mut u128,
-    buf: &mut [u8],
+    (inp, out, len): (*const u8, *mut u8, usize),
 ) {
+    const B: usize = 16 * LANES;
     let mut c = start(ctr, public);
     let mut s = u128_to_m(*acc);
-    let full = buf.len() / (16 * LANES);
-    let (body, rest) = buf.split_at_mut(full * 16 * LANES);
-    if full > 0 {
-        // Prologue: batch 0 encrypted, nothing to hash yet. (No aligned head here, unlike
-        // `open_body`: see [`aligned_head`].)
-        if c.fast() {
-            batch::<NR, NO_CARRY>(k, h, c, s, None, &mut body[..16 * LANES]);
-        } else {
-            batch::<NR, GENERAL>(k, h, c, s, None, &mut body[..16 * LANES]);
-        }
-        c = c.add(LANES);
-        for i in 1..full {
-            let (prev, cur) =
-                body[16 * LANES * (i - 1)..16 * LANES * (i + 1)].split_at_mut(16 * LANES);
-            s = if c.fast() {
-                batch::<NR, NO_CARRY>(k, h, c, s, Some(prev), cur)
+    let full = len / B;
+    // SAFETY: every batch and the tail are inside the `len` bytes at `inp` and `out` (the
+    // contract); a batch hashes the previous batch's output, which it does not write.
+    unsafe {
+        if full > 0 {
+            // Prologue: batch 0 encrypted, nothing to hash yet. (No aligned head here, unlike
+            // `open_body`: see [`aligned_head`].)
+            if c.fast() {
+                batch::<NR, NO_CARRY>(k, h, c, s, None, (inp, out));
             } else {
-                batch::<NR, GENERAL>(k, h, c, s, Some(prev), cur)
-            };
+                batch::<NR, GENERAL>(k, h, c, s, None, (inp, out));
+            }
             c = c.add(LANES);
+            for i in 1..full {
+                let (d, o) = (inp.add(B * i), out.add(B * i));
+                let prev = Some(o.sub(B).cast_const());
+                s = if c.fast() {
+                    batch::<NR, NO_CARRY>(k, h, c, s, prev, (d, o))
+                } else {
+                    batch::<NR, GENERAL>(k, h, c, s, prev, (d, o))
+                };
+                c = c.add(LANES);
+            }
+            // Epilogue: hash the last batch.
+            s = clmul::ghash_n(h, s, bytes(out.add(B * (full - 1)), B));
         }
-        // Epilogue: hash the last batch.
-        s = clmul::ghash_n(h, s, &body[16 * LANES * (full - 1)..]);
+        let done = B * full;
+        s = tail::<NR, true>(k, h, c.c, s, (inp.add(done), out.add(done), len - done));
     }
-    s = tail::<NR, true>(k, h, c.c, s, rest);
     *acc = m_to_u128(s);
 }
 
@@ -514,24 +598,31 @@ const ALIGN_MIN_BLOCKS: usize = 64;
 /// at 1-2 KiB and 1.00-1.02x from 4 KiB (its head is hashed after it is encrypted, outside the
 /// pipeline, and the message then ends in a tail instead of a whole batch), so seal keeps the
 /// per-batch `NO_CARRY` test.
+///
+/// # Safety
+/// As [`seal_body`]'s `inp`, `out` and `len`.
 #[inline]
 #[target_feature(enable = "aes,pclmulqdq,sse4.2")]
-fn aligned_head<'a, const NR: usize>(
+unsafe fn aligned_head<const NR: usize>(
     k: &Keys,
     h: &HKey,
     c: &mut Ctr,
     s: &mut __m128i,
-    buf: &'a mut [u8],
-) -> &'a mut [u8] {
-    let Some(w) = c.public else { return buf };
+    (inp, out, len): (*const u8, *mut u8, usize),
+) -> (*const u8, *mut u8, usize) {
+    let Some(w) = c.public else {
+        return (inp, out, len);
+    };
     let n = (w.wrapping_neg() % LANES as u32) as usize;
-    if n == 0 || buf.len() / 16 < n + ALIGN_MIN_BLOCKS {
-        return buf;
+    if n == 0 || len / 16 < n + ALIGN_MIN_BLOCKS {
+        return (inp, out, len);
     }
-    let (head, rest) = buf.split_at_mut(16 * n);
-    *s = tail::<NR, false>(k, h, c.c, *s, head);
-    *c = c.add(n);
-    rest
+    // SAFETY: the head's `16 n` bytes are inside the `len` bytes (the contract).
+    unsafe {
+        *s = tail::<NR, false>(k, h, c.c, *s, (inp, out, 16 * n));
+        *c = c.add(n);
+        (inp.add(16 * n), out.add(16 * n), len - 16 * n)
+    }
 }
 
 /// The loop's counter at `ctr` (`public`: its inc32 word is, see [`Ctr`]).
@@ -544,59 +635,76 @@ fn start(ctr: &[u8; 16], public: bool) -> Ctr {
     }
 }
 
+/// Decryption of `len` bytes (whole blocks) from `inp` into `out`.
+///
+/// # Safety
+/// As [`seal_body`].
 #[inline]
 #[target_feature(enable = "aes,pclmulqdq,sse4.2")]
-fn open_body<const NR: usize>(
+unsafe fn open_body<const NR: usize>(
     k: &Keys,
     h: &HKey,
     ctr: &[u8; 16],
     public: bool,
     acc: &mut u128,
-    buf: &mut [u8],
+    io: (*const u8, *mut u8, usize),
 ) {
+    const B: usize = 16 * LANES;
     let mut c = start(ctr, public);
     let mut s = u128_to_m(*acc);
-    let buf = aligned_head::<NR>(k, h, &mut c, &mut s, buf);
-    let mut chunks = buf.chunks_exact_mut(16 * LANES);
-    if c.aligned() {
-        for cur in &mut chunks {
-            s = batch_open::<NR, ALIGNED>(k, h, c, s, cur);
-            c = c.add(LANES);
+    // SAFETY: the head, every batch and the tail are inside the bytes at `inp` and `out`
+    // (the contract).
+    unsafe {
+        let (inp, out, len) = aligned_head::<NR>(k, h, &mut c, &mut s, io);
+        let full = len / B;
+        if c.aligned() {
+            for i in 0..full {
+                s = batch_open::<NR, ALIGNED>(k, h, c, s, (inp.add(B * i), out.add(B * i)));
+                c = c.add(LANES);
+            }
+        } else {
+            for i in 0..full {
+                let d = (inp.add(B * i), out.add(B * i));
+                s = if c.fast() {
+                    batch_open::<NR, NO_CARRY>(k, h, c, s, d)
+                } else {
+                    batch_open::<NR, GENERAL>(k, h, c, s, d)
+                };
+                c = c.add(LANES);
+            }
         }
-    } else {
-        for cur in &mut chunks {
-            s = if c.fast() {
-                batch_open::<NR, NO_CARRY>(k, h, c, s, cur)
-            } else {
-                batch_open::<NR, GENERAL>(k, h, c, s, cur)
-            };
-            c = c.add(LANES);
-        }
+        let done = B * full;
+        s = tail::<NR, false>(k, h, c.c, s, (inp.add(done), out.add(done), len - done));
     }
-    s = tail::<NR, false>(k, h, c.c, s, chunks.into_remainder());
     *acc = m_to_u128(s);
 }
 
 macro_rules! entries {
-    ($($name:ident, $body:ident, $inner:ident;)*) => {$(
+    ($($name:ident, $b2b:ident, $body:ident, $inner:ident;)*) => {$(
+        /// # Safety
+        /// As the body's; the CPU runs AES-NI, PCLMULQDQ and SSE4.2.
         #[target_feature(enable = "aes,pclmulqdq,sse4.2")]
-        fn $inner(
+        unsafe fn $inner(
             k: &Keys,
             h: &HKey,
             ctr: &[u8; 16],
             public: bool,
             acc: &mut u128,
-            buf: &mut [u8],
+            io: (*const u8, *mut u8, usize),
         ) {
-            match k.rounds {
-                10 => $body::<10>(k, h, ctr, public, acc, buf),
-                12 => $body::<12>(k, h, ctr, public, acc, buf),
-                _ => $body::<14>(k, h, ctr, public, acc, buf),
+            // SAFETY: the caller's contract.
+            unsafe {
+                match k.rounds {
+                    10 => $body::<10>(k, h, ctr, public, acc, io),
+                    12 => $body::<12>(k, h, ctr, public, acc, io),
+                    _ => $body::<14>(k, h, ctr, public, acc, io),
+                }
             }
         }
 
-        /// Safe entry point (see the module docs); whole blocks only. `public`: `ctr`'s inc32
-        /// word is public (a 12-byte nonce), so batches may branch on it ([`Ctr`]).
+        /// Safe entry point (see the module docs); whole blocks only, in place. `public`:
+        /// `ctr`'s inc32 word is public (a 12-byte nonce), so batches may branch on it
+        /// ([`Ctr`]).
         pub(crate) fn $name(
             k: &Keys,
             h: &HKey,
@@ -606,10 +714,29 @@ macro_rules! entries {
             buf: &mut [u8],
         ) {
             debug_assert!(buf.len().is_multiple_of(16));
+            let (p, len) = (buf.as_mut_ptr(), buf.len() / 16 * 16);
             // SAFETY: the hardware `Keys` exist only for backends whose availability checked
             // AES-NI and SSE4.2, and a `clmul::Key` only where PCLMULQDQ is present
-            // (`GhashKey::from_h`).
-            unsafe { $inner(k, h, ctr, public, acc, buf) }
+            // (`GhashKey::from_h`); `p` is `len` readable and writable bytes.
+            unsafe { $inner(k, h, ctr, public, acc, (p, p, len)) }
+        }
+
+        /// The in-place entry point's work from `src` into `dst` (whole blocks, the same
+        /// length; separate buffers, as two slices must be): one pass, no copy.
+        pub(crate) fn $b2b(
+            k: &Keys,
+            h: &HKey,
+            ctr: &[u8; 16],
+            public: bool,
+            acc: &mut u128,
+            src: &[u8],
+            dst: &mut [u8],
+        ) {
+            debug_assert!(src.len() == dst.len() && src.len().is_multiple_of(16));
+            let len = src.len().min(dst.len()) / 16 * 16;
+            // SAFETY: as in the in-place entry; `src` is `len` readable bytes and `dst` `len`
+            // writable ones that do not overlap them (a shared and a mutable borrow).
+            unsafe { $inner(k, h, ctr, public, acc, (src.as_ptr(), dst.as_mut_ptr(), len)) }
         }
     )*};
 }
@@ -619,6 +746,6 @@ macro_rules! entries {
 // LLVM declines for bodies this size (a wrapper alone compiles nothing with AVX); the register
 // copies VEX would save are eliminated at rename on the CPUs this kernel serves anyway.
 entries! {
-    seal, seal_body, seal_inner;
-    open, open_body, open_inner;
+    seal, seal_b2b, seal_body, seal_inner;
+    open, open_b2b, open_body, open_inner;
 }
