@@ -2257,12 +2257,12 @@ mod stack_depth {
     /// left after every entry point, down to 5.5 KiB.) What a kernel writes within [`TOP`]
     /// bytes of this frame is not seen: removing the wipe after the zmm and ymm GCM kernels
     /// (at most 576 B deep) passes here; the depth test and `tests/residue.rs` see those. The
-    /// cipher's own key setup is not
-    /// here: it allocates, and the allocator's frames (its pointers and sizes) stay below it;
-    /// the depth test and `tests/residue.rs` cover it.
+    /// cipher's own key setup is not here either: it allocates, and the allocator's frames
+    /// (its pointers and sizes) stay below it; those two tests cover it.
     #[test]
     fn entry_points_leave_nothing_on_the_stack() {
-        // The check itself: 64 bytes written 2 KiB down are seen, and a wipe clears them.
+        // The check itself: a 2 KiB frame of 0x11 is seen, down to its depth, and the long
+        // wipe clears it.
         #[inline(never)]
         fn writes_2k() {
             let mut pad = [0x11u8; 2048];
