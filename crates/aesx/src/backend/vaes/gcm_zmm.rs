@@ -280,6 +280,37 @@ macro_rules! batches {
     };
 }
 
+/// The `asm!` of [`seal_batches`] and [`open_batches`]: the loop `$text` with the operands
+/// both take (round keys, power tables, constants, output, iteration count, counters in
+/// zmm14, GHASH state in zmm15, the registers the loop clobbers), then `$extra`: `{inp}` for
+/// the buffer-to-buffer loop (named operands first) and seal's carried batch (zmm16-23).
+macro_rules! batches_asm {
+    ($text:expr, $rk:expr, $kend:expr, $pow:expr, $kara:expr, $out:expr, $n:expr,
+     $c:ident, $s:ident; $($extra:tt)*) => {
+        asm!(
+            $text,
+            rk = in(reg) $rk,
+            kend = in(reg) $kend,
+            r = out(reg) _,
+            pow = in(reg) $pow,
+            kara = in(reg) $kara,
+            c = in(reg) CONSTS.0.as_ptr(),
+            out = inout(reg) $out => _,
+            n = inout(reg) $n => _,
+            $($extra)*
+            out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
+            out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
+            out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
+            out("zmm12") _, out("zmm13") _,
+            inout("zmm14") $c,
+            inout("zmm15") $s,
+            out("zmm24") _, out("zmm25") _, out("zmm26") _, out("zmm27") _,
+            out("zmm28") _, out("zmm29") _, out("zmm30") _, out("zmm31") _,
+            options(nostack),
+        )
+    };
+}
+
 /// Seal: runs `n` (>= 1) 32-block iterations: block `32 i + b` of `inp` is XORed with the
 /// keystream of counter `ctr + 32 i + b` into the same block of `out` (`inp` is `out`, or does
 /// not overlap it) (`ctr` as the kernel keeps it: byte-reversed counters
@@ -328,31 +359,14 @@ pub(super) unsafe fn seal_batches(
     unsafe {
         let kend = base.add(16 * (rounds - 8));
         // In place, or the data read from `{inp}` (a loop of its own: the in-place one is
-        // unchanged).
+        // unchanged). The batch carried between calls is in zmm16-23.
         macro_rules! run {
             ($text:expr; $($inp:tt)*) => {
-                asm!(
-                    $text,
-                    rk = in(reg) base,
-                    kend = in(reg) kend,
-                    r = out(reg) _,
-                    pow = in(reg) pow,
-                    kara = in(reg) kara,
-                    c = in(reg) CONSTS.0.as_ptr(),
-                    out = inout(reg) out => _,
-                    n = inout(reg) n => _,
+                batches_asm!(
+                    $text, base, kend, pow, kara, out, n, c, s;
                     $($inp)*
-                    out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
-                    out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
-                    out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
-                    out("zmm12") _, out("zmm13") _,
-                    inout("zmm14") c,
-                    inout("zmm15") s,
                     inout("zmm16") y0, inout("zmm17") y1, inout("zmm18") y2, inout("zmm19") y3,
                     inout("zmm20") y4, inout("zmm21") y5, inout("zmm22") y6, inout("zmm23") y7,
-                    out("zmm24") _, out("zmm25") _, out("zmm26") _, out("zmm27") _,
-                    out("zmm28") _, out("zmm29") _, out("zmm30") _, out("zmm31") _,
-                    options(nostack),
                 )
             };
         }
@@ -401,30 +415,10 @@ pub(super) unsafe fn open_batches(
     // names.
     unsafe {
         let kend = base.add(16 * (rounds - 8));
-        // As in `seal_batches`.
+        // As in `seal_batches`, without its carried batch.
         macro_rules! run {
             ($text:expr; $($inp:tt)*) => {
-                asm!(
-                    $text,
-                    rk = in(reg) base,
-                    kend = in(reg) kend,
-                    r = out(reg) _,
-                    pow = in(reg) pow,
-                    kara = in(reg) kara,
-                    c = in(reg) CONSTS.0.as_ptr(),
-                    out = inout(reg) out => _,
-                    n = inout(reg) n => _,
-                    $($inp)*
-                    out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
-                    out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
-                    out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
-                    out("zmm12") _, out("zmm13") _,
-                    inout("zmm14") c,
-                    inout("zmm15") s,
-                    out("zmm24") _, out("zmm25") _, out("zmm26") _, out("zmm27") _,
-                    out("zmm28") _, out("zmm29") _, out("zmm30") _, out("zmm31") _,
-                    options(nostack),
-                )
+                batches_asm!($text, base, kend, pow, kara, out, n, c, s; $($inp)*)
             };
         }
         if inp == out.cast_const() {
