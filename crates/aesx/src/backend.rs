@@ -778,20 +778,11 @@ impl GhashKey {
         let mut h = [0u8; 16];
         encrypt_blocks(backend, keys, &mut h);
         match self {
-            GhashKey::Soft(k) => {
-                k.fill(&h);
-                wipe_after_soft_ghash(true);
-            }
+            GhashKey::Soft(k) => k.fill(&h),
             #[cfg(target_arch = "x86_64")]
-            GhashKey::Avx2(k) => {
-                k.fill(&h);
-                wipe_after_soft_ghash(true);
-            }
+            GhashKey::Avx2(k) => k.fill(&h),
             #[cfg(all(target_arch = "x86_64", feature = "alloc"))]
-            GhashKey::Ssse3(k) => {
-                k.fill(&h);
-                wipe_after_soft_ghash(true);
-            }
+            GhashKey::Ssse3(k) => k.fill(&h),
             #[cfg(target_arch = "x86_64")]
             GhashKey::Clmul(k) => {
                 k.fill(&h);
@@ -804,6 +795,9 @@ impl GhashKey {
                 k.fill(&h, backend == Backend::Vaes512 && crate::cpu::amd_like());
                 aesni::wipe_stack();
             }
+        }
+        if self.is_software() {
+            wipe_after_soft_ghash(true);
         }
         zeroize::Zeroize::zeroize(&mut h);
     }
@@ -985,15 +979,7 @@ pub(crate) fn gcm_seal(
             vclmul_seal_open(backend, k, h, ctr, public, acc, buf, true);
             aesni::wipe_stack_gcm();
         }
-        _ => {
-            if !(aad.is_empty() && buf.is_empty()) {
-                ghash_in(gk, acc, aad);
-                generic_gcm::<true>(backend, keys, gk, ctr, acc, buf);
-                wipe_after_soft_ghash(
-                    soft_ghash_streams(gk, aad.len()) || soft_ghash_streams(gk, buf.len()),
-                );
-            }
-        }
+        _ => generic_seal_open::<true>(backend, keys, gk, ctr, acc, aad, buf),
     }
 }
 
@@ -1152,15 +1138,7 @@ pub(crate) fn gcm_open(
             vclmul_seal_open(backend, k, h, ctr, public, acc, buf, false);
             aesni::wipe_stack_gcm();
         }
-        _ => {
-            if !(aad.is_empty() && buf.is_empty()) {
-                ghash_in(gk, acc, aad);
-                generic_gcm::<false>(backend, keys, gk, ctr, acc, buf);
-                wipe_after_soft_ghash(
-                    soft_ghash_streams(gk, aad.len()) || soft_ghash_streams(gk, buf.len()),
-                );
-            }
-        }
+        _ => generic_seal_open::<false>(backend, keys, gk, ctr, acc, aad, buf),
     }
 }
 
@@ -1542,6 +1520,27 @@ fn ctr32_xor_with(
         let n = u32::from_be_bytes(c[12..].try_into().unwrap());
         c[12..].copy_from_slice(&n.wrapping_add(GENERIC_CHUNK as u32).to_be_bytes());
     }
+}
+
+/// [`gcm_seal`] (`SEAL`) or [`gcm_open`] without a fused kernel: GHASH of `aad`, then
+/// [`generic_gcm`], then the stack wipe after the software GHASH kernels (from this frame, so
+/// that it covers `generic_gcm`'s); nothing at all for an empty call.
+#[inline]
+fn generic_seal_open<const SEAL: bool>(
+    backend: Backend,
+    keys: &Keys,
+    gk: &GhashKey,
+    ctr: &[u8; 16],
+    acc: &mut u128,
+    aad: &[u8],
+    buf: &mut [u8],
+) {
+    if aad.is_empty() && buf.is_empty() {
+        return;
+    }
+    ghash_in(gk, acc, aad);
+    generic_gcm::<SEAL>(backend, keys, gk, ctr, acc, buf);
+    wipe_after_soft_ghash(soft_ghash_streams(gk, aad.len()) || soft_ghash_streams(gk, buf.len()));
 }
 
 /// GCM over whole blocks for backends without a fused kernel: per 32-block chunk, the CTR32
@@ -2115,11 +2114,14 @@ mod stack_depth {
     /// address, alignment): a kernel must reach at most `wipe - SLACK` deep.
     const SLACK: usize = 64;
 
-    /// How many bytes below this frame's stack pointer `f` wrote (its return address, its
-    /// frames and whatever they left): the stack is painted with 0xa5 first, then the lowest
-    /// byte that changed is found. Inline assembly both times, outside Rust's memory model.
+    /// The `SPAN` bytes below this frame's stack pointer after `f` ran on them painted with
+    /// 0xa5 (byte `i` of the result is `SPAN - i` bytes down): what `f` wrote there (its
+    /// return address, its frames and whatever they left) and did not wipe. Inline assembly
+    /// paints and copies, outside Rust's memory model; the copy's buffer is allocated before
+    /// the paint, so nothing but `f` runs below this frame in between.
     #[inline(never)]
-    fn depth(f: impl FnOnce()) -> usize {
+    fn painted(f: impl FnOnce()) -> Vec<u8> {
+        let mut seen = alloc::vec![0u8; SPAN];
         let top: usize;
         // SAFETY: writes SPAN bytes below the stack pointer: dead stack of this test thread
         // (2 MiB by default, far more than SPAN + the kernels' frames). Without `nostack` the
@@ -2139,27 +2141,26 @@ mod stack_depth {
             )
         };
         f();
-        let low: usize;
-        // SAFETY: reads the SPAN bytes below `top`, which is still this frame's stack pointer
-        // (no dynamic allocation in this function), so the same dead stack as above.
+        // SAFETY: copies the SPAN bytes below `top`, which is still this frame's stack pointer
+        // (no dynamic allocation after the paint), so the same dead stack as above, into
+        // `seen`.
         unsafe {
             core::arch::asm!(
-                "mov {p}, {top}",
-                "sub {p}, {span}",
-                "2:",
-                "cmp byte ptr [{p}], 0xa5",
-                "jne 3f",
-                "inc {p}",
-                "cmp {p}, {top}",
-                "jb 2b",
-                "3:",
-                p = out(reg) low,
-                top = in(reg) top,
-                span = const SPAN,
-                options(readonly, nostack),
+                "rep movsb",
+                inout("rsi") top - SPAN => _,
+                inout("rdi") seen.as_mut_ptr() => _,
+                inout("rcx") SPAN => _,
+                options(nostack),
             )
         };
-        top - low
+        seen
+    }
+
+    /// How many bytes below [`painted`]'s stack pointer `f` wrote: down to the lowest byte
+    /// that is no longer the paint.
+    fn depth(f: impl FnOnce()) -> usize {
+        let seen = painted(f);
+        seen.iter().position(|&b| b != 0xa5).map_or(0, |i| SPAN - i)
     }
 
     fn data(n: usize) -> Vec<u8> {
@@ -2189,42 +2190,12 @@ mod stack_depth {
         most
     }
 
-    /// What `f` left on the stack more than `skip` bytes below this frame: how many bytes,
-    /// and the deepest (bytes below this frame's stack pointer). The stack is painted with
-    /// 0xa5 first; a byte that is then neither the paint nor zero was written and not wiped.
-    /// Counted in 8-byte words with two such bytes or more: a word with one is a small
-    /// number (the CTR loop's block offsets 1-7, a length), not key material.
-    #[inline(never)]
+    /// What `f` left on the stack more than `skip` bytes below [`painted`]'s stack pointer:
+    /// how many bytes, and the deepest. A byte that is neither the paint nor zero was written
+    /// and not wiped. Counted in 8-byte words with two such bytes or more: a word with one is
+    /// a small number (the CTR loop's block offsets 1-7, a length), not key material.
     fn leftover(skip: usize, f: impl FnOnce()) -> (usize, usize) {
-        let mut seen = alloc::vec![0u8; SPAN];
-        let top: usize;
-        // SAFETY: as in `depth`.
-        unsafe {
-            core::arch::asm!(
-                "mov {top}, rsp",
-                "mov rdi, rsp",
-                "sub rdi, {span}",
-                "mov rcx, {span}",
-                "rep stosb",
-                top = out(reg) top,
-                span = const SPAN,
-                in("al") 0xa5u8,
-                out("rdi") _,
-                out("rcx") _,
-            )
-        };
-        f();
-        // SAFETY: copies the SPAN bytes below `top` (dead stack of this frame, as in `depth`)
-        // into `seen`, allocated before the stack was painted; no call in between.
-        unsafe {
-            core::arch::asm!(
-                "rep movsb",
-                inout("rsi") top - SPAN => _,
-                inout("rdi") seen.as_mut_ptr() => _,
-                inout("rcx") SPAN => _,
-                options(nostack),
-            )
-        };
+        let seen = painted(f);
         let (mut n, mut low) = (0, 0);
         for (i, w) in seen[..SPAN - skip].chunks_exact(8).enumerate() {
             let k = w.iter().filter(|&&b| b != 0 && b != 0xa5).count();
