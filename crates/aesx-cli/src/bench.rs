@@ -262,7 +262,7 @@ pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
         eprint!("\r{:60}\r", "");
     }
     if !args.json {
-        print!("{}", report::tables(&records));
+        write!(stdout.lock(), "{}", report::tables(&records))?;
     }
     if let Some(dir) = &args.out {
         report::write_files(dir, &records)?;
@@ -281,7 +281,7 @@ pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
             );
         }
         if !args.json {
-            println!(
+            outln!(
                 "Wrote results.json, {}perf-*.txt to {}",
                 if cfg!(feature = "bench-plot") {
                     "throughput.png and "
@@ -289,7 +289,7 @@ pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
                     ""
                 },
                 dir.display()
-            );
+            )?;
         }
     }
     Ok(())

@@ -83,43 +83,43 @@ pub fn run(json_out: bool, choice: &BackendChoice) -> Result<()> {
             "forced": choice.forced.is_some(),
             "keysetup": keysetup_variant(),
         });
-        println!("{obj}");
+        outln!("{obj}")?;
         return Ok(());
     }
     for (what, on) in checks() {
-        println!(
+        outln!(
             "Checking for {what} support... {}",
             if on { "found" } else { "not found" }
-        );
+        )?;
     }
-    println!("CPU model: {}", model());
+    outln!("CPU model: {}", model())?;
     let list: Vec<String> = aesx::cpu::features()
         .list()
         .map(|(n, on)| if on { n.to_string() } else { format!("-{n}") })
         .collect();
-    println!("Features: {}", list.join(" "));
+    outln!("Features: {}", list.join(" "))?;
     let missing: Vec<&str> = Backend::ALL
         .iter()
         .filter(|b| !b.is_available())
         .map(|b| b.name())
         .collect();
     if missing.is_empty() {
-        println!("Backends available: {}", available.join(", "));
+        outln!("Backends available: {}", available.join(", "))?;
     } else {
-        println!(
+        outln!(
             "Backends available: {} (not here: {})",
             available.join(", "),
             missing.join(", ")
-        );
+        )?;
     }
     let why = if choice.forced.is_some() {
         "forced by --backend / AESX_BACKEND"
     } else {
         "the fastest available; override with --backend or AESX_BACKEND"
     };
-    println!("Backend selected: {selected} ({why})");
+    outln!("Backend selected: {selected} ({why})")?;
     if let Some(k) = keysetup_variant() {
-        println!("Key expansion: {k}");
+        outln!("Key expansion: {k}")?;
     }
     Ok(())
 }

@@ -3,6 +3,15 @@
 //! report what the CPU offers, and benchmark every backend against OpenSSL and RustCrypto.
 #![forbid(unsafe_code)]
 
+/// `println!` that hands back the write error (a closed pipe, a full disk) for `?` instead of
+/// panicking, so `aesx cpu | head -1` ends with a one-line error, like every other failure.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout(), $($arg)*)
+    }};
+}
+
 mod bench;
 mod cpuinfo;
 #[cfg(feature = "provider-check")]

@@ -47,16 +47,16 @@ pub fn run(a: ProviderArgs) -> Result<()> {
                 .trim_matches('"')
         )
     });
-    println!("OpenSSL:            {}", openssl::version::version());
-    println!("configuration:      {conf}");
+    outln!("OpenSSL:            {}", openssl::version::version())?;
+    outln!("configuration:      {conf}")?;
     if let Ok(m) = std::env::var("OPENSSL_MODULES") {
-        println!("OPENSSL_MODULES:    {m}");
+        outln!("OPENSSL_MODULES:    {m}")?;
     }
     openssl::init();
     let loaded = Cipher::fetch(None, "AES-128-CTR", Some("provider=aesx")).is_ok();
     let mut served = 0;
     if loaded {
-        println!("aesx provider:      loaded and active");
+        outln!("aesx provider:      loaded and active")?;
         for alg in ALGS {
             let aesx = Cipher::fetch(None, alg, Some("provider=aesx"));
             let default = Cipher::fetch(None, alg, None);
@@ -70,29 +70,58 @@ pub fn run(a: ProviderArgs) -> Result<()> {
                 (Err(_), Ok(_)) => "another provider (aesx does not implement it)",
                 (_, Err(_)) => "nobody (not available)",
             };
-            println!("  {alg:<16} {who}");
+            outln!("  {alg:<16} {who}")?;
         }
     } else {
         // Not loaded by the configuration: would the module at least be found?
         match Provider::try_load(None, "aesx", true) {
-            Ok(_) => println!(
+            Ok(_) => outln!(
                 "aesx provider:      the module is found, but this configuration does not load \
                  it; export OPENSSL_CONF=/path/to/aesx/crates/aesx-provider/aesx-openssl.cnf"
-            ),
-            Err(e) => println!(
-                "aesx provider:      not loaded, and OpenSSL cannot find or load aesx.so \
-                 (looked in OPENSSL_MODULES, else OpenSSL's MODULESDIR, `openssl version -m`): {}",
-                e.errors()
+            )?,
+            Err(e) => {
+                let first = e
+                    .errors()
                     .first()
                     .map(|e| e.to_string())
-                    .unwrap_or_default()
-            ),
+                    .unwrap_or_default();
+                if let Some(why) = bad_backend_env() {
+                    // The module refuses to start on a backend it cannot run; OpenSSL only
+                    // says "invalid config data", which reads like a missing module.
+                    outln!("aesx provider:      not loaded: {why} ({first})")?;
+                } else {
+                    outln!(
+                        "aesx provider:      not loaded, and OpenSSL cannot find or load aesx.so \
+                         (looked in OPENSSL_MODULES, else OpenSSL's MODULESDIR, `openssl \
+                         version -m`), or the module refused to start (a `backend` in the \
+                         configuration that this CPU cannot run): {first}"
+                    )?;
+                }
+            }
         }
     }
     if served == 0 {
         bail!("AES is not served by aesx here (see `aesx provider --help`)");
     }
     Ok(())
+}
+
+/// Why the module would refuse to start because of `AESX_BACKEND` (which it reads, and which
+/// wins over the configuration's `backend`), if it would.
+fn bad_backend_env() -> Option<String> {
+    let v = std::env::var("AESX_BACKEND").ok()?;
+    let available: Vec<String> = aesx::Backend::available()
+        .iter()
+        .map(|b| b.to_string())
+        .collect();
+    let runs = format!("this CPU runs {}", available.join(", "));
+    match v.parse::<aesx::Backend>() {
+        Ok(b) if b.is_available() => None,
+        Ok(_) => Some(format!(
+            "AESX_BACKEND={v} names a backend this CPU lacks; {runs}"
+        )),
+        Err(_) => Some(format!("AESX_BACKEND={v} is not a backend; {runs}")),
+    }
 }
 
 /// Counters by algorithm: encrypt inits, decrypt inits, data calls, bytes.
@@ -121,16 +150,23 @@ pub fn read_stats(path: &Path) -> Result<Vec<(String, [u64; 4])>> {
 }
 
 fn print_stats(path: &Path) -> Result<()> {
-    println!(
+    outln!(
         "{:<14} {:>10} {:>10} {:>12} {:>16}",
-        "algorithm", "enc inits", "dec inits", "calls", "bytes"
-    );
+        "algorithm",
+        "enc inits",
+        "dec inits",
+        "calls",
+        "bytes"
+    )?;
     for (name, c) in read_stats(path)? {
         if c.iter().any(|&x| x != 0) {
-            println!(
+            outln!(
                 "{name:<14} {:>10} {:>10} {:>12} {:>16}",
-                c[0], c[1], c[2], c[3]
-            );
+                c[0],
+                c[1],
+                c[2],
+                c[3]
+            )?;
         }
     }
     Ok(())

@@ -1509,6 +1509,21 @@ fn provider_reports_whether_openssl_sends_aes_to_aesx() {
         "{out}"
     );
 
+    // A backend the module refuses: said as such, not as a missing module.
+    let o = aesx()
+        .arg("provider")
+        .env("OPENSSL_CONF", &prefer)
+        .env("AESX_BACKEND", "bogus")
+        .env_remove("OPENSSL_MODULES")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stdout_of(&o).contains("AESX_BACKEND=bogus is not a backend; this CPU runs soft"),
+        "{}",
+        stdout_of(&o)
+    );
+
     let o = aesx()
         .arg("provider")
         .env("OPENSSL_CONF", &loaded_only)
@@ -1883,4 +1898,38 @@ fn dangling_symlink_dst_is_explained() {
     assert!(run(&a).status.success());
     assert!(fs::symlink_metadata(&link).unwrap().file_type().is_file());
     assert_eq!(fs::metadata(&link).unwrap().len(), plain.len() as u64);
+}
+
+#[test]
+fn a_failed_write_to_stdout_is_an_error_not_a_panic() {
+    // /dev/full refuses every write (ENOSPC), as a closed pipe or a full disk would.
+    let Ok(full) = fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipping: no /dev/full");
+        return;
+    };
+    for args in [
+        &["cpu"][..],
+        &["cpu", "--json"],
+        &[
+            "bench",
+            "--ops",
+            "keysetup",
+            "--keys",
+            "128",
+            "--backends",
+            "soft",
+        ],
+    ] {
+        let o = aesx()
+            .args(args)
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        let err = stderr_of(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.starts_with("aesx: No space left on device") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
 }
