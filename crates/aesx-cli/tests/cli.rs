@@ -1489,12 +1489,19 @@ fn provider_reports_whether_openssl_sends_aes_to_aesx() {
     let empty = d.path().join("empty.cnf");
     fs::write(&empty, "").unwrap();
 
-    let o = aesx()
-        .arg("provider")
-        .env("OPENSSL_CONF", &prefer)
-        .env_remove("OPENSSL_MODULES")
-        .output()
-        .unwrap();
+    // `aesx provider` under one configuration (and `AESX_BACKEND`, if given), found by its path.
+    let provider = |conf: &Path, backend: Option<&str>| {
+        let mut c = aesx();
+        c.arg("provider")
+            .env("OPENSSL_CONF", conf)
+            .env_remove("OPENSSL_MODULES");
+        if let Some(b) = backend {
+            c.env("AESX_BACKEND", b);
+        }
+        c.output().unwrap()
+    };
+
+    let o = provider(&prefer, None);
     let out = stdout_of(&o);
     assert!(o.status.success(), "{out}{}", stderr_of(&o));
     assert!(out.contains("loaded and active"), "{out}");
@@ -1510,13 +1517,7 @@ fn provider_reports_whether_openssl_sends_aes_to_aesx() {
     );
 
     // A backend the module refuses: said as such, not as a missing module.
-    let o = aesx()
-        .arg("provider")
-        .env("OPENSSL_CONF", &prefer)
-        .env("AESX_BACKEND", "bogus")
-        .env_remove("OPENSSL_MODULES")
-        .output()
-        .unwrap();
+    let o = provider(&prefer, Some("bogus"));
     assert!(!o.status.success());
     assert!(
         stdout_of(&o).contains("AESX_BACKEND=bogus is not a backend; this CPU runs soft"),
@@ -1524,12 +1525,7 @@ fn provider_reports_whether_openssl_sends_aes_to_aesx() {
         stdout_of(&o)
     );
 
-    let o = aesx()
-        .arg("provider")
-        .env("OPENSSL_CONF", &loaded_only)
-        .env_remove("OPENSSL_MODULES")
-        .output()
-        .unwrap();
+    let o = provider(&loaded_only, None);
     assert!(!o.status.success());
     assert!(
         stdout_of(&o).contains("default_properties"),
@@ -1537,12 +1533,7 @@ fn provider_reports_whether_openssl_sends_aes_to_aesx() {
         stdout_of(&o)
     );
 
-    let o = aesx()
-        .arg("provider")
-        .env("OPENSSL_CONF", &empty)
-        .env_remove("OPENSSL_MODULES")
-        .output()
-        .unwrap();
+    let o = provider(&empty, None);
     assert!(!o.status.success());
     assert!(
         stdout_of(&o).contains("not loaded") && stderr_of(&o).contains("not served by aesx"),
