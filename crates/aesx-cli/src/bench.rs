@@ -78,6 +78,11 @@ pub struct BenchArgs {
     /// The op drawn in throughput.png.
     #[arg(long, value_name = "OP", default_value = "ctr")]
     plot_op: String,
+    /// Trials per implementation and case [default: 40], the time budget grown to fit them.
+    /// More trials find a quiet moment on a noisy (shared, virtual) machine: the best trial
+    /// is kept.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    trials: Option<u32>,
 }
 
 /// One measurement.
@@ -178,11 +183,14 @@ pub fn run(args: BenchArgs, choice: &BackendChoice) -> Result<()> {
             .map_err(|e| anyhow::anyhow!("cannot create --out {}: {e}", dir.display()))?;
     }
 
-    let settings = if args.quick {
+    let mut settings = if args.quick {
         timing::Settings::QUICK
     } else {
         timing::Settings::FULL
     };
+    if let Some(n) = args.trials {
+        settings = settings.with_trials(n as usize);
+    }
     let chatty = std::io::stderr().is_terminal();
     let max_size = if ops.iter().all(|o| o.is_keysetup()) {
         0

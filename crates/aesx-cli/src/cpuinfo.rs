@@ -2,6 +2,7 @@
 //! that will be used.
 
 use aesx::Backend;
+use aesx::hash::fugue::FugueBackend;
 use anyhow::Result;
 use serde_json::{Map, Value, json};
 
@@ -82,6 +83,8 @@ pub fn run(json_out: bool, choice: &BackendChoice) -> Result<()> {
             "selected": selected.name(),
             "forced": choice.forced.is_some(),
             "keysetup": keysetup_variant(),
+            "fugue_available": FugueBackend::available().iter().map(|b| b.name()).collect::<Vec<_>>(),
+            "fugue_selected": FugueBackend::detect().name(),
         });
         outln!("{obj}")?;
         return Ok(());
@@ -121,6 +124,12 @@ pub fn run(json_out: bool, choice: &BackendChoice) -> Result<()> {
     if let Some(k) = keysetup_variant() {
         outln!("Key expansion: {k}")?;
     }
+    // `aesx hash --backend` takes these (a set of its own: no vaes*, and gfni).
+    outln!(
+        "Fugue backends available: {} (`aesx hash` uses {})",
+        crate::hash::fugue_names(&FugueBackend::available()),
+        FugueBackend::detect()
+    )?;
     Ok(())
 }
 

@@ -726,6 +726,11 @@ fn cpu_reports_features_and_backends() {
         .collect();
     assert_eq!(v["available"], serde_json::json!(avail));
     assert_eq!(v["selected"], serde_json::json!(Backend::detect().name()));
+    // The Fugue backends `aesx hash --backend` takes (its help points here).
+    use aesx::hash::fugue::FugueBackend;
+    let fugue: Vec<&str> = FugueBackend::available().iter().map(|b| b.name()).collect();
+    assert_eq!(v["fugue_available"], serde_json::json!(fugue));
+    assert_eq!(v["fugue_selected"], FugueBackend::detect().name());
 
     let o = run(&["--backend", "soft", "cpu", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -736,6 +741,35 @@ fn cpu_reports_features_and_backends() {
     let first = text.lines().next().unwrap();
     let want = if f.aes { "found" } else { "not found" };
     assert_eq!(first, format!("Checking for AES-NI support... {want}"));
+    assert!(
+        text.contains(&format!(
+            "Fugue backends available: {} (`aesx hash` uses {})",
+            fugue.join(", "),
+            FugueBackend::detect().name()
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn bench_trials_option() {
+    let o = run(&["bench", "--ops", "keysetup", "--trials", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr_of(&o).contains("--trials"), "{}", stderr_of(&o));
+    let o = run(&[
+        "bench",
+        "--json",
+        "--ops",
+        "keysetup",
+        "--keys",
+        "128",
+        "--backends",
+        "soft",
+        "--trials",
+        "3",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 3);
 }
 
 #[test]

@@ -41,6 +41,20 @@ impl Settings {
     };
 }
 
+impl Settings {
+    /// `n` trials per subject (however slow: `min_trials` too), with the budget grown so that
+    /// `n` trials of the target length fit in it.
+    pub fn with_trials(self, n: usize) -> Settings {
+        let n = n.max(1);
+        Settings {
+            trials: n,
+            min_trials: n,
+            budget: self.budget.max(self.trial * n as u32),
+            ..self
+        }
+    }
+}
+
 fn time_calls(s: &mut dyn Subject, buf: &mut [u8], size: usize, reps: u64) -> Duration {
     let t = Instant::now();
     for _ in 0..reps {
@@ -101,4 +115,53 @@ pub fn measure(
         .zip(active)
         .map(|(&b, &a)| a.then_some(b))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts its calls; each takes about `spin` of busy time.
+    struct Counter {
+        calls: std::rc::Rc<std::cell::Cell<u64>>,
+        spin: Duration,
+    }
+
+    impl Subject for Counter {
+        fn impl_name(&self) -> &'static str {
+            "aesx"
+        }
+        fn backend(&self) -> String {
+            "test".into()
+        }
+        fn run(&mut self, _buf: &mut [u8], _size: usize) {
+            self.calls.set(self.calls.get() + 1);
+            let t = Instant::now();
+            while t.elapsed() < self.spin {}
+        }
+    }
+
+    #[test]
+    fn with_trials_runs_that_many_trials_even_for_a_slow_subject() {
+        // A call of 2 ms is longer than the 1.5 ms trial, so each trial is one call, and
+        // FULL's 150 ms budget would allow about 75; 120 trials must run all the same (plus
+        // the warm-up and calibration calls, at most 3).
+        let calls = std::rc::Rc::new(std::cell::Cell::new(0));
+        let mut subjects: Vec<Box<dyn Subject>> = vec![Box::new(Counter {
+            calls: calls.clone(),
+            spin: Duration::from_millis(2),
+        })];
+        let set = Settings::FULL.with_trials(120);
+        assert_eq!((set.trials, set.min_trials), (120, 120));
+        assert!(set.budget >= set.trial * 120);
+        let mut buf = [0u8; 32];
+        let best = measure(&mut subjects, &[true], &mut buf, 16, &set);
+        assert!(best[0].is_some_and(|ns| ns >= 2e6));
+        let n = calls.get();
+        assert!((120..=123).contains(&n), "{n} calls");
+        // Without it, the budget caps the trials.
+        calls.set(0);
+        measure(&mut subjects, &[true], &mut buf, 16, &Settings::FULL);
+        assert!(calls.get() < 100, "{} calls", calls.get());
+    }
 }
