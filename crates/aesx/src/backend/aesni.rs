@@ -1727,8 +1727,9 @@ fn ctr_lanes_xor<const N: usize>(
     }
 }
 
-/// CTR entirely in inline assembly: of at least 1 KiB on Intel (any vendor but AMD and Hygon)
-/// on `aesni` and `vaes256`, the selector loop of `vaes::ctr_asm` for every whole iteration
+/// CTR entirely in inline assembly: of at least 1 KiB on Intel (any vendor but AMD and Hygon),
+/// and of 1 KiB to 16 / 64 KiB on AMD without AVX-512 (Zen 3 class, [`AMD_SEL_MAX_XMM`]), on `aesni` and
+/// `vaes256`, the selector loop of `vaes::ctr_asm` for every whole iteration
 /// and [`ctr_small`] for the rest (under 16 blocks); of any length on AMD on `vaes512`, the
 /// whole call in `vaes::ctr_asm::zmm_sel` (masked tail included); false, doing nothing,
 /// otherwise (then the dispatcher runs the compiled kernels). `src` and `dst` are equal (in
@@ -1738,9 +1739,10 @@ fn ctr_lanes_xor<const N: usize>(
 /// (the loop's slots hold counter values only; the loop zeroes the registers that held key
 /// material), so no stack wipe follows: the 1280-byte wipe and the compiled tail kernel's
 /// setup were about 4% of a 16 KiB `vaes256` call on Intel (README, "Intel: CTR without
-/// scalar counter work"). On AMD the scalar-counter loop of the compiled path is the faster
-/// for `aesni` and `vaes256`; on `vaes512` the wipe was about 14 ns a call (README, "Session
-/// 13, CTR on `vaes512` wholly in assembly").
+/// scalar counter work"). On AMD the scalar-counter loop of the compiled path was measured the
+/// faster for `aesni` and `vaes256` on long calls; on `vaes512` the wipe was about 14 ns a call
+/// (README, "Session 13, CTR on `vaes512` wholly in assembly"). On Zen 3 (issue 13, session
+/// 28) the selector path wins on shorter calls: see [`AMD_SEL_MAX_XMM`].
 ///
 /// # Safety
 /// `src` is readable and `dst` writable for `len` bytes, equal or disjoint.
@@ -1759,8 +1761,12 @@ unsafe fn ctr_nostack_raw(
     // (`is_available`); the buffers are the caller's.
     let done = unsafe {
         match (backend, crate::cpu::amd_like()) {
-            (crate::Backend::Aesni, false) => ctr_sel_iterations::<__m128i>(k, c, src, dst, len),
-            (crate::Backend::Vaes256, false) => ctr_sel_iterations::<__m256i>(k, c, src, dst, len),
+            (crate::Backend::Aesni, amd) if sel_on(amd, len, AMD_SEL_MAX_XMM) => {
+                ctr_sel_iterations::<__m128i>(k, c, src, dst, len)
+            }
+            (crate::Backend::Vaes256, amd) if sel_on(amd, len, AMD_SEL_MAX_YMM) => {
+                ctr_sel_iterations::<__m256i>(k, c, src, dst, len)
+            }
             // The whole call, its tail included (masked registers), except a short tail after
             // the first-round-table loop: `ctr_small` below.
             (crate::Backend::Vaes512, true) => {
@@ -1789,6 +1795,36 @@ unsafe fn ctr_nostack_raw(
         }
     }
     true
+}
+
+/// The CTR calls that `aesni` (below [`AMD_SEL_MAX_XMM`]) and `vaes256` (below
+/// [`AMD_SEL_MAX_YMM`]) run through the selector loop ([`ctr_nostack_raw`]) on AMD without
+/// AVX-512; longer ones take the scalar-counter loop.
+///
+/// IMPLEMENTATION NOTE (issue 13, session 28): on a Zen 3 guest (family 25 model 1), `aesx
+/// bench --ops ctr`, four runs alternating a build with the selector path on AMD (up to 64
+/// KiB) against the one without, best per cell, the selector path against the scalar-counter
+/// one: `vaes256` AES-128 1.52x at 1 KiB, 1.19x at 4 KiB, 1.05x at 16 KiB, 1.02x at 60 KiB;
+/// AES-256 1.42x, 1.10x, 1.01x, 0.97x; `aesni` AES-128 1.27x, 1.05x, 0.98x, 0.97x; AES-256
+/// 1.24x, 1.05x, 0.99x, 0.99x. Below 3 iterations (1152 B on ymm) the compiled path has no
+/// assembly loop at all, and it pays the 1.25 KiB stack wipe after the call; the selector
+/// path is wholly in assembly, no wipe. The scalar-counter loop also often ran in a slow
+/// state there: CTR of 16 KiB in a loop of 400 trials (1 MiB each) averaged 10-15 GB/s for a
+/// best of 18.8 on `vaes256` AES-128, where ECB in the same process averaged 18.4 of 18.8
+/// and the selector loop 13-18 of 19.3; through OpenSSL (`openssl speed`, which reports the
+/// average of a second) the provider showed 11-14 GB/s. The scalar loop is kept where its
+/// best is ahead: `aesni` from 16 KiB, `vaes256` from 64 KiB. Zen 4 was not measured with
+/// this change, so AMD CPUs with AVX-512 keep the scalar loop (their default backend is
+/// `vaes512` anyway).
+pub(crate) const AMD_SEL_MAX_XMM: usize = 16 * 1024;
+/// See [`AMD_SEL_MAX_XMM`].
+pub(crate) const AMD_SEL_MAX_YMM: usize = 64 * 1024;
+
+/// Whether the selector path takes an `aesni` / `vaes256` CTR call of `len` bytes (at least
+/// 1 KiB: [`ctr_nostack_candidate`]): always on Intel, below `max` on AMD without AVX-512.
+#[inline(always)]
+fn sel_on(amd: bool, len: usize, max: usize) -> bool {
+    !amd || (len < max && !crate::cpu::features().avx512f)
 }
 
 /// Whether [`ctr_nostack_raw`] may take a call: the checks that cost nothing, inlined into the

@@ -29,7 +29,9 @@
 //! instead of the AND and XOR where AVX-512VL exists (level at 16 KiB, 0.85-0.9x at 1 KiB),
 //! a single pair slot (level).
 //! On AMD (Zen 3: integer pipes separate from the four FP pipes) the scalar-counter loop is
-//! the faster one (numbers below); it keeps running there.
+//! the faster one on long calls (numbers below); it keeps running there from 16 KiB on `aesni`
+//! and 64 KiB on `vaes256` (and at every length on AMD CPUs with AVX-512); shorter calls of 1
+//! KiB and up take the selector path since session 28 (`aesni::AMD_SEL_MAX_XMM`).
 //!
 //! The scalar-counter loop:
 //!
