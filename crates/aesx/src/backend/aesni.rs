@@ -15,7 +15,6 @@
 
 use core::arch::x86_64::*;
 
-
 /// Round keys for the hardware backends: `enc[0..=rounds]` for AESENC.
 ///
 /// IMPLEMENTATION NOTE: the equivalent-inverse-cipher schedule for AESDEC
