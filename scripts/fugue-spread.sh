@@ -9,9 +9,10 @@
 # (`scripts/clock.c`): the host may step the vCPU's frequency (seen on Intel: 3.99, 4.09 and
 # 4.19 GHz), which moves every backend of a process together. The probe runs between the
 # processes, not during them, so it shows that the clock moves, not which processes it slowed.
-# A host that runs something on this vCPU's SMT sibling slows throughput-bound code for seconds
-# without steal time or a clock change (seen on Zen 3: every backend 20-30% slower in runs of
-# consecutive processes, while the clock probe, a latency-bound chain, read the usual rate). So
+# The host can also slow throughput-bound code for seconds without steal time or a clock change
+# (perhaps other work on this vCPU's sibling hyperthread; seen on Zen 3: every backend 20-30%
+# slower in runs of consecutive processes, while the clock probe, a latency-bound chain, read
+# the usual rate). So
 # a control runs right after each aesx process when the published peers have been built
 # (`scripts/fugue-peers.sh`): the fastest AES-NI peer's own benchmark of the same hash and size,
 # reported beside aesx with its own spread. Processes where the control also dips were slowed

@@ -1739,8 +1739,8 @@ fn ctr_lanes_xor<const N: usize>(
 }
 
 /// CTR entirely in inline assembly: of at least 1 KiB on Intel (any vendor but AMD and Hygon),
-/// and of 1 KiB to 16 / 64 KiB on AMD without AVX-512 (Zen 3 class, [`AMD_SEL_MAX_XMM`]), on `aesni` and
-/// `vaes256`, the selector loop of `vaes::ctr_asm` for every whole iteration
+/// and of 1 KiB to 16 / 64 KiB on AMD without AVX-512 (Zen 3 class, [`AMD_SEL_MAX_XMM`]), on
+/// `aesni` and `vaes256`, the selector loop of `vaes::ctr_asm` for every whole iteration
 /// and [`ctr_small`] for the rest (under 16 blocks); of any length on AMD on `vaes512`, the
 /// whole call in `vaes::ctr_asm::zmm_sel` (masked tail included); false, doing nothing,
 /// otherwise (then the dispatcher runs the compiled kernels). `src` and `dst` are equal (in
