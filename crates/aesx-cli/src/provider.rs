@@ -110,11 +110,7 @@ pub fn run(a: ProviderArgs) -> Result<()> {
 /// wins over the configuration's `backend`), if it would.
 fn bad_backend_env() -> Option<String> {
     let v = std::env::var("AESX_BACKEND").ok()?;
-    let available: Vec<String> = aesx::Backend::available()
-        .iter()
-        .map(|b| b.to_string())
-        .collect();
-    let runs = format!("this CPU runs {}", available.join(", "));
+    let runs = format!("this CPU runs {}", crate::available_names().join(", "));
     match v.parse::<aesx::Backend>() {
         Ok(b) if b.is_available() => None,
         Ok(_) => Some(format!(
