@@ -451,7 +451,7 @@ impl Keys {
             Keys::Hw(k) => {
                 // The same wipe as `aesni::Keys`'s own `Drop` (which is skipped: it holds
                 // nothing else). Slots past `rounds` hold zeros, never key material.
-                aesni::wipe_slots_with(&mut k.enc, k.rounds + 1, plan_cached().avx())
+                aesni::wipe_all_slots_with(&mut k.enc, plan_cached().avx())
             }
             _ => drop_boxed(this),
         }
