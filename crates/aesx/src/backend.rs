@@ -449,8 +449,9 @@ impl Keys {
         match &mut **this {
             #[cfg(target_arch = "x86_64")]
             Keys::Hw(k) => {
-                // The same wipe as `aesni::Keys`'s own `Drop` (which is skipped: it holds
-                // nothing else). Slots past `rounds` hold zeros, never key material.
+                // Instead of `aesni::Keys`'s own `Drop` (skipped: it holds nothing else),
+                // which wipes the slots up to `rounds`: all 15, in straight-line stores (the
+                // slots past `rounds` hold zeros, never key material).
                 aesni::wipe_all_slots_with(&mut k.enc, plan_cached().avx())
             }
             _ => drop_boxed(this),

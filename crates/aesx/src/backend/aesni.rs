@@ -60,8 +60,8 @@ pub(crate) fn wipe_slots(slots: &mut [[u8; 16]; 15], n: usize) {
 /// the current one's 60-72-cycle expansion chain, so every instruction between them counts:
 /// the counted loop of [`wipe_slots_with`] took four per store (pointer, counter, branch).
 /// Straight-line stores of all 15 slots (an AES-128 schedule's last four hold zeros; two
-/// stores more) measured on Zen 3, `aesx-bench keysetup`, best of five alternated runs:
-/// `Aes::new` + drop AES-128 14.8 -> 13.2 ns, AES-256 17.7 -> 16.4 ns. Tried in the same
+/// stores more) measured on Zen 3, `aesx-bench keysetup`, best of six alternated runs:
+/// `Aes::new` + drop AES-128 14.8 -> 13.3 ns, AES-256 17.6 -> 16.2 ns. Tried in the same
 /// session and not kept: the prefix XOR by two SHUFPS on a scratch register with a zero word
 /// 0 (three instructions fewer per round key: AES-128 1% faster, AES-256 2% slower), and
 /// "rotation frames" (the S-box input kept broadcast and byte-rotated per step, so each step's
