@@ -55,7 +55,8 @@ pub(crate) fn wipe_slots(slots: &mut [[u8; 16]; 15], n: usize) {
 /// Zeroes all 15 slots: seven 32-byte stores and one 16-byte store, no loop (with AVX; else
 /// [`wipe_slots_with`]'s 16-byte stores).
 ///
-/// IMPLEMENTATION NOTE (issue 13, session 29): what `Aes`'s drop runs. Key setups in a loop
+/// IMPLEMENTATION NOTE (issue 13, session 29): what `Aes`'s drop (and [`DecSchedule`]'s,
+/// which wipes all 15 slots too) runs. Key setups in a loop
 /// overlap only as far as the next one's instructions fit in the out-of-order window behind
 /// the current one's 60-72-cycle expansion chain, so every instruction between them counts:
 /// the counted loop of [`wipe_slots_with`] took four per store (pointer, counter, branch).
@@ -891,7 +892,7 @@ pub(crate) struct DecSchedule(pub(crate) [[u8; 16]; 15]);
 impl Drop for DecSchedule {
     #[inline]
     fn drop(&mut self) {
-        wipe_slots(&mut self.0, 15);
+        wipe_all_slots_with(&mut self.0, crate::backend::plan().avx());
     }
 }
 
