@@ -8,7 +8,7 @@
 //! process that expands a fresh random key, uses it through every entry point from a deep stack
 //! frame (so the stack it used lies below the frames alive at scan time), drops it, and then
 //! reads all of its own writable private mappings through `/proc/self/mem`, looking for round
-//! keys 2 and last (and 1 for AES-128; for longer keys round key 1 holds key bytes, which the
+//! keys 2 to last (and 1 for AES-128; for longer keys round key 1 holds key bytes, which the
 //! child itself keeps). The child receives the round keys XOR-masked and compares masked, so
 //! the needles themselves never appear in its memory. Linux only (procfs).
 #![cfg(target_os = "linux")]
@@ -525,8 +525,8 @@ fn table_row(h: u128, squarings: usize) -> [u8; 16] {
     })
 }
 
-/// The needles of `key`: round keys 2 and last (and 1 for AES-128), InvMixColumns of round
-/// keys 1 and 2, GCM's H*x, round 1 of the zero block, 16 bytes of the H^32 and H^16 tables,
+/// The needles of `key`: round keys 2 to last (and 1 for AES-128), InvMixColumns of round
+/// keys 1 to last - 1, GCM's H*x, round 1 of the zero block, 16 bytes of the H^32 and H^16 tables,
 /// round key 0 (last).
 fn needles(key: &[u8]) -> Vec<[u8; 16]> {
     let rk = aesx::hazmat::expand_key(key).unwrap();
@@ -535,11 +535,14 @@ fn needles(key: &[u8]) -> Vec<[u8; 16]> {
     if key.len() == 16 {
         picks.push(1);
     }
+    // Every other stored round key too, so that a wipe missing any one store is caught.
+    picks.extend(3..nr);
     let mut secrets: Vec<[u8; 16]> = picks.iter().map(|&r| rk.keys[r]).collect();
     // The decryption schedule of the equivalent inverse cipher (AESIMC of round keys
     // 1 to last - 1), which the `aesni` ECB/CBC decryption derives per call: the
-    // entries of round keys 1 and 2 (its last two middle entries).
+    // entries of round keys 1 and 2 (its last two middle entries), then every other one.
     secrets.extend([1, 2].map(|r| inv_mix_columns(rk.keys[r])));
+    secrets.extend((3..nr).map(|r| inv_mix_columns(rk.keys[r])));
     // GCM's first key power as the PCLMULQDQ/VPCLMULQDQ key tables store it (POLYVAL
     // form: H = E_K(0) read big-endian, times x, little-endian bytes).
     let mut h = [0u8; 16];
