@@ -1781,8 +1781,8 @@ fn ctr_lanes_xor<const N: usize>(
     }
 }
 
-/// CTR entirely in inline assembly: of at least 1 KiB on Intel (any vendor but AMD and Hygon),
-/// and of 1 KiB to 16 / 64 KiB on AMD without AVX-512 (Zen 3 class, [`AMD_SEL_MAX_XMM`]), on
+/// CTR entirely in inline assembly: of at least 1 KiB on Intel (any vendor but AMD and Hygon)
+/// and on AMD without AVX-512 (Zen 3 class, [`sel_on`]), on
 /// `aesni` and `vaes256`, the selector loop of `vaes::ctr_asm` for every whole iteration
 /// and [`ctr_small`] for the rest (under 16 blocks); of any length on AMD on `vaes512`, the
 /// whole call in `vaes::ctr_asm::zmm_sel` (masked tail included); false, doing nothing,
@@ -1796,7 +1796,7 @@ fn ctr_lanes_xor<const N: usize>(
 /// scalar counter work"). On AMD the scalar-counter loop of the compiled path was measured the
 /// faster for `aesni` and `vaes256` on long calls; on `vaes512` the wipe was about 14 ns a call
 /// (README, "Session 13, CTR on `vaes512` wholly in assembly"). On Zen 3 (issue 13, session
-/// 28) the selector path wins on shorter calls: see [`AMD_SEL_MAX_XMM`].
+/// 28 and 30) the selector path wins: see [`sel_on`].
 ///
 /// # Safety
 /// `src` is readable and `dst` writable for `len` bytes, equal or disjoint.
@@ -1815,10 +1815,10 @@ unsafe fn ctr_nostack_raw(
     // (`is_available`); the buffers are the caller's.
     let done = unsafe {
         match (backend, crate::cpu::amd_like()) {
-            (crate::Backend::Aesni, amd) if sel_on(amd, len, AMD_SEL_MAX_XMM) => {
+            (crate::Backend::Aesni, amd) if sel_on(amd) => {
                 ctr_sel_iterations::<__m128i>(k, c, src, dst, len)
             }
-            (crate::Backend::Vaes256, amd) if sel_on(amd, len, AMD_SEL_MAX_YMM) => {
+            (crate::Backend::Vaes256, amd) if sel_on(amd) => {
                 ctr_sel_iterations::<__m256i>(k, c, src, dst, len)
             }
             // The whole call, its tail included (masked registers), except a short tail after
@@ -1851,34 +1851,32 @@ unsafe fn ctr_nostack_raw(
     true
 }
 
-/// The CTR calls that `aesni` (below [`AMD_SEL_MAX_XMM`]) and `vaes256` (below
-/// [`AMD_SEL_MAX_YMM`]) run through the selector loop ([`ctr_nostack_raw`]) on AMD without
-/// AVX-512; longer ones take the scalar-counter loop.
+/// Whether the selector path ([`ctr_nostack_raw`]) takes an `aesni` / `vaes256` CTR call (of
+/// at least 1 KiB: [`ctr_nostack_candidate`]): on Intel, and on AMD without AVX-512 (Zen 3
+/// class); AMD CPUs with AVX-512 (Zen 4) keep the scalar-counter loop of `vaes::ctr_asm`.
 ///
-/// IMPLEMENTATION NOTE (issue 13, session 28): on a Zen 3 guest (family 25 model 1), `aesx
-/// bench --ops ctr`, four runs alternating a build with the selector path on AMD (up to 64
-/// KiB) against the one without, best per cell, the selector path against the scalar-counter
-/// one: `vaes256` AES-128 1.52x at 1 KiB, 1.19x at 4 KiB, 1.05x at 16 KiB, 1.02x at 60 KiB;
-/// AES-256 1.42x, 1.10x, 1.01x, 0.97x; `aesni` AES-128 1.27x, 1.05x, 0.98x, 0.97x; AES-256
-/// 1.24x, 1.05x, 0.99x, 0.99x. Below 3 iterations (1152 B on ymm) the compiled path has no
-/// assembly loop at all, and it pays the 1.25 KiB stack wipe after the call; the selector
-/// path is wholly in assembly, no wipe. The scalar-counter loop also often ran in a slow
-/// state there: CTR of 16 KiB in a loop of 400 trials (1 MiB each) averaged 10-15 GB/s for a
-/// best of 18.8 on `vaes256` AES-128, where ECB in the same process averaged 18.4 of 18.8
-/// and the selector loop 13-18 of 19.3; through OpenSSL (`openssl speed`, which reports the
-/// average of a second) the provider showed 11-14 GB/s. The scalar loop is kept where its
-/// best is ahead: `aesni` from 16 KiB, `vaes256` from 64 KiB. Zen 4 was not measured with
-/// this change, so AMD CPUs with AVX-512 keep the scalar loop (their default backend is
-/// `vaes512` anyway).
-pub(crate) const AMD_SEL_MAX_XMM: usize = 16 * 1024;
-/// See [`AMD_SEL_MAX_XMM`].
-pub(crate) const AMD_SEL_MAX_YMM: usize = 64 * 1024;
-
-/// Whether the selector path takes an `aesni` / `vaes256` CTR call of `len` bytes (at least
-/// 1 KiB: [`ctr_nostack_candidate`]): always on Intel, below `max` on AMD without AVX-512.
+/// IMPLEMENTATION NOTE (issue 13, session 28; issue 16, session 30): on a Zen 3 guest (family
+/// 25 model 1), session 28 measured the selector path against the scalar-counter loop with
+/// `aesx bench --ops ctr` (best of trials, builds alternated between runs): `vaes256` AES-128
+/// 1.52x at 1 KiB, 1.19x at 4 KiB, 1.05x at 16 KiB, 1.02x at 60 KiB; AES-256 1.42x, 1.10x,
+/// 1.01x, 0.97x; `aesni` AES-128 1.27x, 1.05x, 0.98x, 0.97x; AES-256 1.24x, 1.05x, 0.99x,
+/// 0.99x, and kept the scalar loop where its best was ahead: `aesni` from 16 KiB, `vaes256`
+/// from 64 KiB. Best-of-trials hides what a user gets, though: the scalar loop spends long
+/// stretches in a slow state (0.6-0.75x its best; a copy with its counter code deleted showed
+/// it too, and none of 64 stack placements of its slots was slow every time, so it is neither
+/// the counter stores nor a fixed aliasing; the selector loop, with a fifth of the integer
+/// work per byte, is much less affected).
+/// Session 30 compared the two in one process, trial by trial (`scripts/ab-ctr.sh -t 400`: two
+/// copies of the crate linked side by side, so both see the same moments of the VM): the
+/// selector loop's mean was ahead in every cell that changed (`vaes256` 64 KiB-1 MiB: AES-128
+/// 1.02-1.38x, AES-256 1.03-1.12x; `aesni` 16 KiB-1 MiB: 1.02-1.17x; the unchanged `vaes256`
+/// 16 KiB cells, the same code on both sides, came out at 0.996x and 1.04x), while its best
+/// was up to 3-4% behind (`vaes256` AES-256 14.04-14.24 against 14.49-14.67 GB/s; `aesni`
+/// AES-128 9.83-9.87 against 10.18-10.21). Steady speed is what users and
+/// `openssl speed` see, so Zen 3 now takes the selector loop at every length.
 #[inline(always)]
-fn sel_on(amd: bool, len: usize, max: usize) -> bool {
-    !amd || (len < max && !crate::cpu::features().avx512f)
+fn sel_on(amd: bool) -> bool {
+    !amd || !crate::cpu::features().avx512f
 }
 
 /// Whether [`ctr_nostack_raw`] may take a call: the checks that cost nothing, inlined into the

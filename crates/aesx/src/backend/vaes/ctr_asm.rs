@@ -28,10 +28,11 @@
 //! lost (512 and 768 B at 0.89-0.96x) and is not used. Tried and not kept: one VPTERNLOGQ
 //! instead of the AND and XOR where AVX-512VL exists (level at 16 KiB, 0.85-0.9x at 1 KiB),
 //! a single pair slot (level).
-//! On AMD (Zen 3: integer pipes separate from the four FP pipes) the scalar-counter loop is
-//! the faster one on long calls (numbers below); it keeps running there from 16 KiB on `aesni`
-//! and 64 KiB on `vaes256` (and at every length on AMD CPUs with AVX-512); shorter calls of 1
-//! KiB and up take the selector path since session 28 (`aesni::AMD_SEL_MAX_XMM`).
+//! On AMD (Zen 3: integer pipes separate from the four FP pipes) the scalar-counter loop has
+//! the better best case on long calls (numbers below, and up to 3% on AES-256 in session 30),
+//! but it spends long stretches in a slow state that the selector loop mostly escapes, so
+//! since session 30 Zen 3 runs the selector loop at every length of 1 KiB and up
+//! (`aesni::sel_on`); AMD CPUs with AVX-512 (Zen 4, not measured with it) keep this loop.
 //!
 //! The scalar-counter loop:
 //!

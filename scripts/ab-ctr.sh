@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# In-process A/B of CTR between two versions of the `aesx` crate: the crate at a git revision
+# (A, default HEAD) and the working tree's (B), linked side by side into one benchmark binary
+# that alternates them trial by trial (A then B, then B then A, ...). On a VM whose speed
+# moves for seconds at a time, two builds timed in separate processes see different moments;
+# here every pair of trials sees the same one, and the report gives each side's best, median
+# and mean and the median of the per-pair ratios B / A.
+#
+# usage: scripts/ab-ctr.sh [-r REV] [-b BACKEND] [-t PAIRS] [-k "128 256"] [-s "65536 1048576"]
+# Each trial encrypts about 1 MiB in place in calls of the given size (`Aes::ctr_xor_at`).
+set -euo pipefail
+
+rev=HEAD
+backend=""
+pairs=150
+keys="128 256"
+sizes="16384 65536 1048576"
+while getopts "r:b:t:k:s:" o; do
+  case "$o" in
+    r) rev="$OPTARG" ;;
+    b) backend="$OPTARG" ;;
+    t) pairs="$OPTARG" ;;
+    k) keys="$OPTARG" ;;
+    s) sizes="$OPTARG" ;;
+    *) sed -n '2,10p' "$0"; exit 2 ;;
+  esac
+done
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/aesx-ab.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+# A standalone copy of the library crate (no workspace inheritance, no tests or examples).
+copy_crate() { # copy_crate SRC_DIR DEST_DIR PACKAGE_NAME
+  mkdir -p "$2"
+  cp -r "$1/src" "$2/"
+  sed -n '/^\[features\]/,/^\[dev-dependencies\]/p' "$1/Cargo.toml" | sed '$d' \
+    | sed -e 's/^zeroize = { workspace = true }/zeroize = { version = "1.8", default-features = false }/' \
+          -e 's/^rayon-core = { workspace = true, optional = true }/rayon-core = { version = "1.12", optional = true }/' \
+          -e 's/^aead = { workspace = true, optional = true }/aead = { version = "0.6", default-features = false, optional = true }/' \
+          -e 's/^cipher = { workspace = true, optional = true }/cipher = { version = "0.5", default-features = false, optional = true }/' \
+          > "$2/deps.toml"
+  { printf '[package]\nname = "%s"\nversion = "0.1.0"\nedition = "2024"\n\n' "$3"; cat "$2/deps.toml"; } > "$2/Cargo.toml"
+  rm "$2/deps.toml"
+}
+
+mkdir -p "$work/a"
+git -C "$root" archive "$rev" crates/aesx | tar -x -C "$work/a"
+copy_crate "$work/a/crates/aesx" "$work/aesx_a" aesx_a
+copy_crate "$root/crates/aesx" "$work/aesx_b" aesx_b
+
+mkdir -p "$work/ab/src"
+cat > "$work/Cargo.toml" <<'EOF'
+[workspace]
+resolver = "3"
+members = ["ab", "aesx_a", "aesx_b"]
+
+[profile.release]
+codegen-units = 4
+EOF
+cat > "$work/ab/Cargo.toml" <<'EOF'
+[package]
+name = "ab"
+version = "0.1.0"
+edition = "2024"
+
+[dependencies]
+aesx_a = { path = "../aesx_a" }
+aesx_b = { path = "../aesx_b" }
+EOF
+cat > "$work/ab/src/main.rs" <<'EOF'
+use std::hint::black_box;
+use std::time::Instant;
+
+fn stats(v: &mut [f64], size: usize) -> (f64, f64, f64) {
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    v.sort_by(|x, y| x.total_cmp(y));
+    let gb = |ns: f64| size as f64 / ns;
+    (gb(v[0]), gb(v[v.len() / 2]), gb(mean))
+}
+
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    let (size, bits, pairs): (usize, usize, usize) =
+        (a[1].parse().unwrap(), a[2].parse().unwrap(), a[3].parse().unwrap());
+    let key = vec![7u8; bits / 8];
+    let (ka, kb) = match std::env::var("AESX_BACKEND") {
+        Ok(n) => (
+            aesx_a::Aes::with_backend(&key, n.parse().unwrap()).unwrap(),
+            aesx_b::Aes::with_backend(&key, n.parse().unwrap()).unwrap(),
+        ),
+        Err(_) => (aesx_a::Aes::new(&key).unwrap(), aesx_b::Aes::new(&key).unwrap()),
+    };
+    let iv = [0u8; 16];
+    let mut storage = vec![0u8; size + 128];
+    let start = storage.as_ptr().align_offset(64);
+    let buf = &mut storage[start..start + size];
+    let calls = (1usize << 20) / size + 1;
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for i in 0..pairs {
+        for j in 0..2 {
+            let t = Instant::now();
+            if (i + j) % 2 == 0 {
+                for _ in 0..calls {
+                    ka.ctr_xor_at(black_box(&iv), 0, black_box(&mut *buf));
+                }
+                ta.push(t.elapsed().as_nanos() as f64 / calls as f64);
+            } else {
+                for _ in 0..calls {
+                    kb.ctr_xor_at(black_box(&iv), 0, black_box(&mut *buf));
+                }
+                tb.push(t.elapsed().as_nanos() as f64 / calls as f64);
+            }
+        }
+    }
+    let mut r: Vec<f64> = ta.iter().zip(&tb).map(|(x, y)| x / y).collect();
+    r.sort_by(|x, y| x.total_cmp(y));
+    let (ab, am, an) = stats(&mut ta, size);
+    let (bb, bm, bn) = stats(&mut tb, size);
+    println!(
+        "| {} | {bits} | {size} | {ab:.2} / {am:.2} / {an:.2} | {bb:.2} / {bm:.2} / {bn:.2} | {:.3} | {:.3} |",
+        ka.backend().name(),
+        bn / an,
+        r[r.len() / 2]
+    );
+}
+EOF
+(cd "$work" && cargo build --release -q)
+echo "# CTR A/B in one process: A = aesx at $rev, B = the working tree"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(nproc) vCPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| backend | key | bytes a call | A best / median / mean GB/s | B best / median / mean GB/s | B / A, means | B / A, median of pair ratios |"
+echo "|---|---:|---:|---|---|---:|---:|"
+for k in $keys; do
+  for s in $sizes; do
+    if [ -n "$backend" ]; then
+      AESX_BACKEND="$backend" "$work/target/release/ab" "$s" "$k" "$pairs"
+    else
+      "$work/target/release/ab" "$s" "$k" "$pairs"
+    fi
+  done
+done
