@@ -285,3 +285,44 @@ fn large_buffers_match() {
         }
     }
 }
+
+/// A quarter-megabyte CTR call whose counter carries into the high half (2^64) or wraps
+/// (2^128) far inside it, several thousand blocks in: the long-call loops (which differ by CPU
+/// and length: the selector loop on Intel and Zen 3, the scalar-counter loop on Zen 4's
+/// `aesni` / `vaes256`, the zmm loops) must carry exactly there, not only near a call's start.
+#[test]
+fn large_ctr_call_across_carry() {
+    let len = (1 << 18) + 16 * 3 + 5;
+    let mut rng = Rng::new(0xc0ffee);
+    for kl in [16, 32] {
+        let key = rng.bytes(kl);
+        let keyed: Vec<Aes> = backends()
+            .iter()
+            .map(|&b| Aes::with_backend(&key, b).unwrap())
+            .collect();
+        for base in [1u128 << 64, 0] {
+            for d in [3001u128, 8190] {
+                let iv = base.wrapping_sub(d).to_be_bytes();
+                let input = rng.bytes(len);
+                let mut want = input.clone();
+                common::rc_ctr(&key, &iv, 0, &mut want);
+                for aes in &keyed {
+                    let what = format!(
+                        "{}: CTR AES-{} iv {}, {len} bytes",
+                        aes.backend(),
+                        kl * 8,
+                        hex::encode(iv)
+                    );
+                    let mut got = input.clone();
+                    aes.ctr_xor_at(&iv, 0, &mut got);
+                    assert_bytes_eq(&got, &want, format_args!("{what}: differs from RustCrypto"));
+                    let mut out = vec![0u8; len];
+                    Ctr::new(aes, &iv)
+                        .apply_keystream_b2b(&input, &mut out)
+                        .unwrap();
+                    assert_bytes_eq(&out, &want, format_args!("{what}: buffer to buffer"));
+                }
+            }
+        }
+    }
+}
