@@ -1866,7 +1866,7 @@ unsafe fn ctr_nostack_raw(
 /// it too, and none of 64 stack placements of its slots was slow every time, so it is neither
 /// the counter stores nor a fixed aliasing; the selector loop, with a fifth of the integer
 /// work per byte, is much less affected).
-/// Session 30 compared the two in one process, trial by trial (`scripts/ab-ctr.sh -t 400`: two
+/// Session 30 compared the two in one process, trial by trial (`scripts/ab.sh -t 400`: two
 /// copies of the crate linked side by side, so both see the same moments of the VM): the
 /// selector loop's mean was ahead in every cell that changed (`vaes256` 64 KiB-1 MiB: AES-128
 /// 1.02-1.38x, AES-256 1.03-1.12x; `aesni` 16 KiB-1 MiB: 1.02-1.17x; the unchanged `vaes256`
