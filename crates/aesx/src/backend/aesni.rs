@@ -1793,10 +1793,11 @@ fn ctr_lanes_xor<const N: usize>(
 /// (the loop's slots hold counter values only; the loop zeroes the registers that held key
 /// material), so no stack wipe follows: the 1280-byte wipe and the compiled tail kernel's
 /// setup were about 4% of a 16 KiB `vaes256` call on Intel (README, "Intel: CTR without
-/// scalar counter work"). On AMD the scalar-counter loop of the compiled path was measured the
-/// faster for `aesni` and `vaes256` on long calls; on `vaes512` the wipe was about 14 ns a call
-/// (README, "Session 13, CTR on `vaes512` wholly in assembly"). On Zen 3 (issue 13, session
-/// 28 and 30) the selector path wins: see [`sel_on`].
+/// scalar counter work"). On AMD CPUs with AVX-512 `aesni` and `vaes256` keep the compiled
+/// path's scalar-counter loop (its best trials were the faster on long calls); on Zen 3 the
+/// selector path wins on steady speed (issue 13, session 28; issue 16, session 30: see
+/// [`sel_on`]); on `vaes512` the wipe was about 14 ns a call (README, "Session 13, CTR on
+/// `vaes512` wholly in assembly").
 ///
 /// # Safety
 /// `src` is readable and `dst` writable for `len` bytes, equal or disjoint.
