@@ -29,7 +29,7 @@
 //! instead of the AND and XOR where AVX-512VL exists (level at 16 KiB, 0.85-0.9x at 1 KiB),
 //! a single pair slot (level).
 //! On AMD (Zen 3: integer pipes separate from the four FP pipes) the scalar-counter loop has
-//! the better best case on long calls (numbers below, and up to 3% on AES-256 in session 30),
+//! the better best case on long calls (numbers below; up to 3-4% in session 30),
 //! but it spends long stretches in a slow state that the selector loop mostly escapes, so
 //! since session 30 Zen 3 runs the selector loop at every length of 1 KiB and up
 //! (`aesni::sel_on`); AMD CPUs with AVX-512 (Zen 4, not measured with it) keep this loop.
