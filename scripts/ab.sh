@@ -31,6 +31,11 @@ while getopts "o:r:b:t:k:s:" o; do
   esac
 done
 
+case "$op" in
+  ctr | seal | gcm) ;;
+  *) echo "ab.sh: unknown op '$op' (ctr, seal or gcm)" >&2; exit 2 ;;
+esac
+
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/aesx-ab.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
@@ -125,10 +130,11 @@ fn main() {
                             "seal" => {
                                 black_box($g.seal_in_place_detached(&nonce, &aad, black_box(&mut *buf)).unwrap());
                             }
-                            _ => {
+                            "gcm" => {
                                 let tag = $g.seal_in_place_detached(&nonce, &aad, black_box(&mut *buf)).unwrap();
                                 $g.open_in_place_detached(&nonce, &aad, black_box(&mut *buf), tag.as_ref()).unwrap();
                             }
+                            _ => unreachable!("op checked by the script"),
                         }
                     }
                     $v.push(t.elapsed().as_nanos() as f64 / calls as f64);
