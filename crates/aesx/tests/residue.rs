@@ -531,18 +531,15 @@ fn table_row(h: u128, squarings: usize) -> [u8; 16] {
 fn needles(key: &[u8]) -> Vec<[u8; 16]> {
     let rk = aesx::hazmat::expand_key(key).unwrap();
     let nr = rk.rounds;
-    let mut picks = vec![2, nr];
+    // Every stored round key from 2 on, so that a wipe missing any one store is caught.
+    let mut picks: Vec<usize> = (2..=nr).collect();
     if key.len() == 16 {
         picks.push(1);
     }
-    // Every other stored round key too, so that a wipe missing any one store is caught.
-    picks.extend(3..nr);
     let mut secrets: Vec<[u8; 16]> = picks.iter().map(|&r| rk.keys[r]).collect();
     // The decryption schedule of the equivalent inverse cipher (AESIMC of round keys
-    // 1 to last - 1), which the `aesni` ECB/CBC decryption derives per call: the
-    // entries of round keys 1 and 2 (its last two middle entries), then every other one.
-    secrets.extend([1, 2].map(|r| inv_mix_columns(rk.keys[r])));
-    secrets.extend((3..nr).map(|r| inv_mix_columns(rk.keys[r])));
+    // 1 to last - 1), which the `aesni` ECB/CBC decryption derives per call: every entry.
+    secrets.extend((1..nr).map(|r| inv_mix_columns(rk.keys[r])));
     // GCM's first key power as the PCLMULQDQ/VPCLMULQDQ key tables store it (POLYVAL
     // form: H = E_K(0) read big-endian, times x, little-endian bytes).
     let mut h = [0u8; 16];
