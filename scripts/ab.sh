@@ -40,18 +40,14 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/aesx-ab.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
-# A standalone copy of the library crate (no workspace inheritance, no tests or examples).
+# A copy of the library crate under another package name, without its dev-dependencies,
+# tests or examples; its `workspace = true` entries resolve in the temporary workspace below,
+# which carries the project's own `[workspace.*]` tables.
 copy_crate() { # copy_crate SRC_DIR DEST_DIR PACKAGE_NAME
   mkdir -p "$2"
   cp -r "$1/src" "$2/"
-  sed -n '/^\[features\]/,/^\[dev-dependencies\]/p' "$1/Cargo.toml" | sed '$d' \
-    | sed -e 's/^zeroize = { workspace = true }/zeroize = { version = "1.8", default-features = false }/' \
-          -e 's/^rayon-core = { workspace = true, optional = true }/rayon-core = { version = "1.12", optional = true }/' \
-          -e 's/^aead = { workspace = true, optional = true }/aead = { version = "0.6", default-features = false, optional = true }/' \
-          -e 's/^cipher = { workspace = true, optional = true }/cipher = { version = "0.5", default-features = false, optional = true }/' \
-          > "$2/deps.toml"
-  { printf '[package]\nname = "%s"\nversion = "0.1.0"\nedition = "2024"\n\n' "$3"; cat "$2/deps.toml"; } > "$2/Cargo.toml"
-  rm "$2/deps.toml"
+  sed -n '1,/^\[dev-dependencies\]/p' "$1/Cargo.toml" | sed '$d' \
+    | sed "s/^name = \"aesx\"/name = \"$3\"/" > "$2/Cargo.toml"
 }
 
 mkdir -p "$work/a"
@@ -60,14 +56,11 @@ copy_crate "$work/a/crates/aesx" "$work/aesx_a" aesx_a
 copy_crate "$root/crates/aesx" "$work/aesx_b" aesx_b
 
 mkdir -p "$work/ab/src"
-cat > "$work/Cargo.toml" <<'EOF'
-[workspace]
-resolver = "3"
-members = ["ab", "aesx_a", "aesx_b"]
-
-[profile.release]
-codegen-units = 4
-EOF
+{
+  printf '[workspace]\nresolver = "3"\nmembers = ["ab", "aesx_a", "aesx_b"]\n\n'
+  sed -n '/^\[workspace\.package\]/,/^\[profile/p' "$root/Cargo.toml" | sed '$d'
+  printf '[profile.release]\ncodegen-units = 4\n'
+} > "$work/Cargo.toml"
 cat > "$work/ab/Cargo.toml" <<'EOF'
 [package]
 name = "ab"
