@@ -209,8 +209,12 @@ fn message_limit_is_enforced_before_anything_is_written() {
 #[test]
 fn tag_matches_is_exact() {
     let t: [u8; 16] = data(16, 1).try_into().unwrap();
-    for n in [4, 8, 12, 16] {
+    for n in [4, 8, 12, 13, 14, 15, 16] {
         assert_eq!(tag_matches(&t, &t[..n]), 1);
+        // Bytes of `expected` past the length do not count.
+        let mut e = t;
+        e[n..].iter_mut().for_each(|b| *b ^= 0x5a);
+        assert_eq!(tag_matches(&e, &t[..n]), 1);
         for i in 0..n {
             for bit in 0..8 {
                 let mut g = t[..n].to_vec();
