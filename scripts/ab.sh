@@ -5,10 +5,11 @@
 # moves for seconds at a time, two builds timed in separate processes see different moments;
 # here every pair of trials sees the same one, and the report gives each side's best, median
 # and mean and the median of the per-pair ratios B / A.
-# Where each copy lands in the binary matters at small sizes: the same code in both slots
-# read B / A = 0.87-1.21 at 16 and 64 bytes (session 31, Zen 3). So the script builds the
-# binary twice, A in the first slot then B in it, runs both, and also prints the geometric
-# mean of the two layouts' ratios, which cancels the slot's own effect.
+# Where each copy lands in the binary can matter at small sizes: the same code in both slots
+# read B / A = 0.87-1.21 at 16 and 64 bytes (session 31, Zen 3; the stack wipe's loop, since
+# aligned, was the cause: 0.97-1.03 after). So the script builds the binary twice, A in the
+# first slot then B in it, runs both, and also prints the geometric mean of the two
+# layouts' ratios, which cancels the slot's own effect.
 #
 # usage: scripts/ab.sh [-o ctr|seal|open|gcm] [-r REV] [-b BACKEND] [-t PAIRS] [-k "128 256"]
 #                      [-s "65536 1048576"]
