@@ -1514,6 +1514,7 @@ fn wipe_below<const B: usize>() {
                 "vmovdqu ymmword ptr [{p} + 32], ymm0",
                 "vmovdqu ymmword ptr [{p} + 64], ymm0",
                 "vmovdqu ymmword ptr [{p} + 96], ymm0",
+                // + 128 as a subtraction of -128: an 8-bit immediate.
                 "sub {p}, -128",
                 "dec {n}",
                 "jnz 2b",
