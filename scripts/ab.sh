@@ -58,8 +58,6 @@ copy_crate() { # copy_crate SRC_DIR DEST_DIR PACKAGE_NAME
 
 mkdir -p "$work/a"
 git -C "$root" archive "$rev" crates/aesx | tar -x -C "$work/a"
-copy_crate "$work/a/crates/aesx" "$work/aesx_a" aesx_a
-copy_crate "$root/crates/aesx" "$work/aesx_b" aesx_b
 
 mkdir -p "$work/ab/src"
 {
@@ -172,14 +170,16 @@ fn main() {
     );
 }
 EOF
-# Two builds: A in the first slot, then B in it.
-(cd "$work" && cargo build --release -q)
-cp "$work/target/release/ab" "$work/ab-0"
-rm -rf "$work/aesx_a" "$work/aesx_b"
-copy_crate "$root/crates/aesx" "$work/aesx_a" aesx_a
-copy_crate "$work/a/crates/aesx" "$work/aesx_b" aesx_b
-(cd "$work" && cargo build --release -q)
-cp "$work/target/release/ab" "$work/ab-1"
+# Two builds: A in the first slot (layout 0), then B in it (layout 1).
+build_layout() { # build_layout LAYOUT SLOT_A_SRC SLOT_B_SRC
+  rm -rf "$work/aesx_a" "$work/aesx_b"
+  copy_crate "$2" "$work/aesx_a" aesx_a
+  copy_crate "$3" "$work/aesx_b" aesx_b
+  (cd "$work" && cargo build --release -q)
+  cp "$work/target/release/ab" "$work/ab-$1"
+}
+build_layout 0 "$work/a/crates/aesx" "$root/crates/aesx"
+build_layout 1 "$root/crates/aesx" "$work/a/crates/aesx"
 echo "# $op A/B in one process: A = aesx at $rev, B = the working tree"
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(nproc) vCPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
