@@ -42,7 +42,7 @@ use super::aesni::{Keys, ctr_batch_words, dec_schedule};
 #[macro_use]
 mod asm_text;
 pub(crate) mod cbc_asm;
-mod ctr_asm;
+pub(crate) mod ctr_asm;
 pub(crate) mod ecb_asm;
 pub(crate) mod gcm;
 mod gcm_ymm;
@@ -1175,7 +1175,37 @@ mod tests {
                 );
             }
         }
+        /// The 12-register ymm selector loop for every whole sub-batch, [`ctr_b2b`] for the
+        /// rest.
+        #[inline(always)]
+        unsafe fn sel12_then_rest<V: Vector, const NR: usize>(
+            k: &Keys,
+            c: u128,
+            src: *const u8,
+            dst: *mut u8,
+            len: usize,
+        ) {
+            // SAFETY: forwarded (`V` is ymm); the rest lies inside both buffers.
+            unsafe {
+                let done = ctr_asm::ymm_sel12(k, c, src, dst, len);
+                ctr_b2b::<V, NR>(
+                    k,
+                    c.wrapping_add((done / 16) as u128),
+                    src.add(done),
+                    dst.add(done),
+                    len - done,
+                );
+            }
+        }
         path!(xs, xs_ip, xs_b2b, __m128i, sel_then_rest, "aes,sse4.2");
+        path!(
+            y12,
+            y12_ip,
+            y12_b2b,
+            __m256i,
+            sel12_then_rest,
+            "avx2,vaes,aes,sse4.2"
+        );
         path!(xc, xc_ip, xc_b2b, __m128i, ctr_b2b, "aes,sse4.2");
         path!(
             ys,
@@ -1226,6 +1256,7 @@ mod tests {
         }
         check_ctr("ymm selector loop", (ys_ip, ys_b2b));
         check_ctr("ymm scalar-counter loop", (yc_ip, yc_b2b));
+        check_ctr("ymm 12-register selector loop", (y12_ip, y12_b2b));
         if !Backend::Vaes512.is_available() {
             std::eprintln!("SKIPPED: this CPU has no AVX-512 (zmm CTR selector loop not run)");
             return;

@@ -4,8 +4,10 @@
 //!
 //! - the scalar-counter loop ([`xmm`], [`ymm`]; AMD): 12 registers (12 or 24 blocks) an
 //!   iteration, counter blocks written to memory by scalar code;
-//! - the selector loop ([`xmm_sel`], [`ymm_sel`]; Intel, from 1 KiB): 8 registers (8 or 16
-//!   blocks), counter blocks from two vector operations a register, no scalar work per block.
+//! - the selector loop ([`xmm_sel`], [`ymm_sel`]; Intel and Zen 3, from 1 KiB): 8 registers (8 or 16
+//!   blocks), counter blocks from two vector operations a register, no scalar work per block;
+//!   and its 12-register ymm form ([`ymm_sel12`]; Zen 3, AES-192/256 from 16 KiB: three
+//!   sub-batches of 4 registers, each with its own `A` and `D'`).
 //!
 //! IMPLEMENTATION NOTE (issues 19 and 13, the selector loop): on Intel cores with two AES units
 //! (Ice Lake and later: AESENC/VAESENC on ports 0 and 1) the scalar ALUs issue on the same
@@ -480,34 +482,42 @@ macro_rules! zsel {
     };
 }
 
-/// The next batch's `bswap(a)` (`a` its aligned first counter) into its slot from
-/// `{blo}`/`{bhi}`, and `{lo}:{hi}` advanced to the batch after it.
+/// The next batch's `bswap(a)` (`a` its aligned first counter) into its slot at
+/// `[{q} + $o]` from `{blo}`/`{bhi}`, and `{lo}:{hi}` advanced to the batch after it.
 macro_rules! sel_scalar_a {
-    () => {
+    ($o:literal) => {
         concat!(
             "add {lo}, {nb}\n",
             "adc {hi}, 0\n",
-            "mov qword ptr [{q}], {bhi}\n",
-            "mov qword ptr [{q} + 8], {blo}\n",
+            "mov qword ptr [{q} + ",
+            $o,
+            "], {bhi}\n",
+            "mov qword ptr [{q} + ",
+            $o,
+            " + 8], {blo}\n",
         )
     };
 }
 
 /// The next batch's `D'` (`bswap(a) ^ bswap(a + n)`, with the low bits of byte 15 set) into
-/// its slot, and `{blo}`/`{bhi}` moved on to `bswap(a + n)`.
+/// its slot at `[{q} + $o + 16]`, and `{blo}`/`{bhi}` moved on to `bswap(a + n)`.
 macro_rules! sel_scalar_d {
-    () => {
+    ($o:literal) => {
         concat!(
             "mov {t}, {lo}\n",
             "bswap {t}\n",
             "mov {u}, {hi}\n",
             "bswap {u}\n",
             "xor {bhi}, {u}\n",
-            "mov qword ptr [{q} + 16], {bhi}\n",
+            "mov qword ptr [{q} + ",
+            $o,
+            " + 16], {bhi}\n",
             "mov {bhi}, {u}\n",
             "xor {blo}, {t}\n",
             "or {blo}, qword ptr [{p} + {lb}]\n",
-            "mov qword ptr [{q} + 24], {blo}\n",
+            "mov qword ptr [{q} + ",
+            $o,
+            " + 24], {blo}\n",
             "mov {blo}, {t}\n",
         )
     };
@@ -528,9 +538,9 @@ macro_rules! sel_iter {
             sel!($w, "6"),
             sel!($w, "7"),
             mround!($w, "aesenc", "1"; "0" "1" "2" "3" "4" "5" "6" "7"),
-            sel_scalar_a!(),
+            sel_scalar_a!("0"),
             mround!($w, "aesenc", "2"; "0" "1" "2" "3" "4" "5" "6" "7"),
-            sel_scalar_d!(),
+            sel_scalar_d!("0"),
             mround!($w, "aesenc", "3"; "0" "1" "2" "3" "4" "5" "6" "7"),
             mround!($w, "aesenc", "4"; "0" "1" "2" "3" "4" "5" "6" "7"),
             mround!($w, "aesenc", "5"; "0" "1" "2" "3" "4" "5" "6" "7"),
@@ -805,10 +815,11 @@ unsafe fn sel_setup<V: Vector>(s: &mut SelSlots, ctr: u128) -> u128 {
     sel_pairs(&mut s.ad, ctr, batch)
 }
 
-/// The `[bswap(a), D']` pairs of the first two batches (of `batch` blocks) of a call starting
-/// at counter `ctr` into `ad`; returns the aligned first counter of the third batch.
+/// The `[bswap(a), D']` pairs of the first `ad.len()` batches (of `batch` blocks) of a call
+/// starting at counter `ctr` into `ad`; returns the aligned first counter of the batch after
+/// them.
 #[inline(always)]
-fn sel_pairs(ad: &mut [[[u8; 16]; 2]; 2], ctr: u128, batch: u64) -> u128 {
+fn sel_pairs(ad: &mut [[[u8; 16]; 2]], ctr: u128, batch: u64) -> u128 {
     use core::arch::x86_64::{_mm_set_epi64x, _mm_storeu_si128};
     let mut a = ctr & !(batch as u128 - 1);
     for pair in ad {
@@ -861,6 +872,242 @@ pub(crate) unsafe fn ymm_sel(rk: &Keys, ctr: u128, src: *const u8, dst: *mut u8,
         let next = sel_setup::<core::arch::x86_64::__m256i>(&mut s, ctr);
         sel_common::<2>(rk, &mut s, next, src, dst, n)
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The 12-register selector loop (ymm; AMD without AVX-512, the Zen 3 class, on long calls).
+
+/// Register `$i` of a 12-register iteration from selector `$j` (`[{p} + 32 * j]`):
+/// `A ^ (D' & W_j)`, `A` (whitened) in r13 and `D'` in r14.
+macro_rules! sel12 {
+    (y, $i:literal, $j:literal) => {
+        concat!(
+            "vpand ymm",
+            $i,
+            ", ymm14, ymmword ptr [{p} + 32*",
+            $j,
+            "]\n",
+            "vpxor ymm",
+            $i,
+            ", ymm",
+            $i,
+            ", ymm13\n",
+        )
+    };
+}
+
+/// One sub-batch (four registers, `$a $b $c $d`) of a 12-register iteration from its pair
+/// `[bswap(a), D']` at `[{q} + $o]`, round key 0 in r12.
+macro_rules! sub12 {
+    ($w:ident, $o:literal; $a:literal $b:literal $c:literal $d:literal) => {
+        concat!(
+            key!($w, "13", concat!("{q} + ", $o)),
+            op2!($w, "pxor", "13", "12"),
+            key!($w, "14", concat!("{q} + ", $o, " + 16")),
+            sel12!($w, $a, "0"),
+            sel12!($w, $b, "1"),
+            sel12!($w, $c, "2"),
+            sel12!($w, $d, "3"),
+        )
+    };
+}
+
+/// Rounds 1 to the last over the registers listed, the data and the stores.
+macro_rules! rounds12 {
+    ($w:ident; $($r:literal)*) => {
+        concat!(
+            rounds!($w, "aesenc"; $($r)*),
+            key!($w, "12", "{kl}"),
+            $(last!($w, $r),)*
+        )
+    };
+}
+
+/// A whole iteration of the 12-register selector loop: its three sub-batches, the rounds with
+/// the words of the iteration after next written beside rounds 1 to 6, the last round with the
+/// data.
+macro_rules! sel12_iter {
+    ($w:ident) => {
+        concat!(
+            key!($w, "12", "{k}"),
+            sub12!($w, "0"; "0" "1" "2" "3"),
+            sub12!($w, "32"; "4" "5" "6" "7"),
+            sub12!($w, "64"; "8" "9" "10" "11"),
+            mround!($w, "aesenc", "1"; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
+            sel_scalar_a!("0"),
+            mround!($w, "aesenc", "2"; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
+            sel_scalar_d!("0"),
+            mround!($w, "aesenc", "3"; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
+            sel_scalar_a!("32"),
+            mround!($w, "aesenc", "4"; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
+            sel_scalar_d!("32"),
+            mround!($w, "aesenc", "5"; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
+            sel_scalar_a!("64"),
+            mround!($w, "aesenc", "6"; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
+            sel_scalar_d!("64"),
+            mround!($w, "aesenc", "7"; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
+            mround!($w, "aesenc", "8"; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
+            mround!($w, "aesenc", "9"; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
+            last_rounds!($w; "0" "1" "2" "3" "4" "5" "6" "7" "8" "9" "10" "11"),
+        )
+    };
+}
+
+/// The whole 12-register selector loop: `{n}` (>= 0) whole iterations, then one of eight or
+/// four registers when `[{p} + {ro}]` (the sub-batches left, 0 to 2) says so.
+macro_rules! sel12_loop {
+    ($w:ident) => {
+        concat!(
+            "test {n}, {n}\n",
+            "jz 4f\n",
+            ".p2align 6\n",
+            "2:\n",
+            sel12_iter!($w),
+            // The two halves of the pair ring: [{q}, {q} + 96) and the next 96 bytes, {q}
+            // 128-byte aligned.
+            "xor {q}, 96\n",
+            "add {src}, {step}\n",
+            "add {dst}, {step}\n",
+            "dec {n}\n",
+            "jnz 2b\n",
+            "4:\n",
+            "cmp qword ptr [{p} + {ro}], 1\n",
+            "jb 7f\n",
+            "je 5f\n",
+            key!($w, "12", "{k}"),
+            sub12!($w, "0"; "0" "1" "2" "3"),
+            sub12!($w, "32"; "4" "5" "6" "7"),
+            rounds12!($w; "0" "1" "2" "3" "4" "5" "6" "7"),
+            "jmp 7f\n",
+            "5:\n",
+            key!($w, "12", "{k}"),
+            sub12!($w, "0"; "0" "1" "2" "3"),
+            rounds12!($w; "0" "1" "2" "3"),
+            "7:\n",
+            // The registers that held key material: A ^ k0, the round key, k_last ^ data.
+            op2!($w, "pxor", "13", "13"),
+            op2!($w, "pxor", "12", "12"),
+            op2!($w, "pxor", "15", "15"),
+            clear12!($w),
+            // LLVM puts a VZEROUPPER before a return only when its own code used 256-bit
+            // registers, not an `asm!` block's: without it the legacy-SSE code that runs next
+            // (the callers, `aesni`'s kernels) paid for the dirty upper halves, about 130 ns
+            // a call on Zen 3.
+            "vzeroupper\n",
+        )
+    };
+}
+
+/// Zeroes the selectors and the pair ring (the first 320 bytes at `{p}`) from r12 (zero): the
+/// counter values they hold are the call's, and the entry points leave nothing they wrote on
+/// the stack (`backend::stack_depth`).
+macro_rules! clear12 {
+    (y) => {
+        concat!(
+            "vmovdqu ymmword ptr [{p}], ymm12\n",
+            "vmovdqu ymmword ptr [{p} + 32], ymm12\n",
+            "vmovdqu ymmword ptr [{p} + 64], ymm12\n",
+            "vmovdqu ymmword ptr [{p} + 96], ymm12\n",
+            "vmovdqu ymmword ptr [{p} + 128], ymm12\n",
+            "vmovdqu ymmword ptr [{p} + 160], ymm12\n",
+            "vmovdqu ymmword ptr [{p} + 192], ymm12\n",
+            "vmovdqu ymmword ptr [{p} + 224], ymm12\n",
+            "vmovdqu ymmword ptr [{p} + 256], ymm12\n",
+            "vmovdqu ymmword ptr [{p} + 288], ymm12\n",
+        )
+    };
+}
+
+/// Blocks of one sub-batch of the 12-register selector loop (four ymm registers; three
+/// sub-batches an iteration): the selector scheme's batch, a power of two.
+const SUB12: usize = 8;
+
+/// What the 12-register selector loop reads besides the keys and the data: the selectors of
+/// one sub-batch (4 registers), the `[bswap(a), D']` pairs of two iterations' sub-batches (a
+/// ring: each iteration reads its three and writes, in their place, those of the iteration
+/// after next), the low-bits mask of `D'` and the sub-batches left after the whole iterations.
+/// Counter material and lengths only, never key material; the caller's frame, zeroed by the
+/// loop at the end ([`clear12`]). 128-byte aligned so that the loop can flip between the
+/// ring's halves with one XOR.
+#[repr(C, align(128))]
+struct Sel12Slots {
+    w: [u8; 16 * SUB12],
+    ad: [[[u8; 16]; 2]; 6],
+    low_bits: u64,
+    rem: u64,
+}
+
+// The loop flips `{q}` between the ring's halves with `xor 96`, and [`clear12`] zeroes the
+// first 320 bytes: the selectors and the ring.
+const _: () = assert!(core::mem::offset_of!(Sel12Slots, ad) == 128);
+const _: () = assert!(core::mem::offset_of!(Sel12Slots, low_bits) == 320);
+
+/// `dst = src ^ keystream` from counter `ctr` for the whole sub-batches (128 bytes) of a
+/// `len`-byte call in the 12-register ymm selector loop (`vaes256`); returns the bytes done
+/// (the rest, under 128, is the caller's). At the end the registers that held key material
+/// are zeroed, and so are the slots.
+///
+/// # Safety
+/// The CPU has AVX2 and VAES; `src` is readable and `dst` writable for `len` bytes, and the
+/// two are equal or do not overlap.
+#[inline(never)]
+#[target_feature(enable = "avx2,vaes,aes,sse4.2")]
+pub(crate) unsafe fn ymm_sel12(
+    rk: &Keys,
+    ctr: u128,
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+) -> usize {
+    use core::arch::x86_64::{_mm_set_epi64x, _mm_storeu_si128};
+    debug_assert!(matches!(rk.rounds, 10 | 12 | 14));
+    const G: u64 = SUB12 as u64;
+    let subs = len / (16 * SUB12);
+    let mut s = Sel12Slots {
+        w: [0; 16 * SUB12],
+        ad: [[[0; 16]; 2]; 6],
+        low_bits: (G - 1) << 56,
+        rem: (subs % 3) as u64,
+    };
+    // The selectors (`aesni`, "CTR counter blocks") for offset `r` in the sub-batch, branch
+    // free (`r` may be secret): block `k` is `u = r + k < 2G`; all ones outside the low bits
+    // when it crossed into the next aligned run (`u >= G`), `u mod G` in them. One 16-byte
+    // store each: the loop's first loads of them follow at once, and a load is not forwarded
+    // from two narrower stores.
+    let r = ctr as u64 & (G - 1);
+    for k in 0..G {
+        let u = r + k;
+        let m = 0u64.wrapping_sub(u >> G.trailing_zeros());
+        let high = (m & !s.low_bits) | ((u << 56) & s.low_bits);
+        // SAFETY: SSE2; `16 * k + 16 <= s.w.len()`.
+        unsafe {
+            _mm_storeu_si128(
+                s.w.as_mut_ptr().add(16 * k as usize).cast(),
+                _mm_set_epi64x(high as i64, m as i64),
+            )
+        };
+    }
+    let next = sel_pairs(&mut s.ad, ctr, G);
+    let p = core::ptr::from_mut(&mut s).cast::<u8>();
+    // SAFETY: the caller guarantees the CPU features and the buffer extents (the loop covers
+    // `16 * SUB12 * subs <= len` bytes); the round keys read are `enc[0..=rounds]`; the slots
+    // read and written are inside `s` (`ad` is 128-byte aligned at offset 128). No stack; it
+    // clobbers only what it names.
+    unsafe {
+        sel_asm!(
+            sel12_loop!(y), rk, p, p.add(core::mem::offset_of!(Sel12Slots, ad)), next,
+            src, dst, subs / 3,
+            nb = SUB12,
+            lb = core::mem::offset_of!(Sel12Slots, low_bits),
+            step = 16 * 3 * SUB12;
+            ro = const core::mem::offset_of!(Sel12Slots, rem),
+            out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
+            out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
+            out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
+            out("ymm12") _, out("ymm13") _, out("ymm14") _, out("ymm15") _,
+        )
+    };
+    16 * SUB12 * subs
 }
 
 /// What the zmm loop reads besides the keys, the data and its registers: the `[bswap(a), D']`
