@@ -1896,20 +1896,20 @@ fn sel_on(amd: bool) -> bool {
 /// selector loop (`ctr_asm::ymm_sel12`) on AMD without AVX-512 (the Zen 3 class); shorter
 /// calls, AES-128, `aesni`, and every call on Intel take the 8-register selector loop.
 ///
-/// IMPLEMENTATION NOTE (issue 16, session 32): 8 registers in flight are exactly what two AES
-/// units of latency 4 need (Zen 3), with no slack; 12 (three sub-batches of four registers,
-/// each with its own `A` and `D'`) leave some, as they did for ECB (`vaes::XMM_VECS`).
-/// Measured on Zen 3 (family 25 model 1): per-call time of `vaes256` CTR over 1.5-96 KiB,
-/// best of 300 trials, fitted to a line: AES-256 26.3 ns per 384 bytes against 27.2 for the
-/// 8-register loop (14.6 GB/s, 99% of the ymm ceiling, against 14.1), AES-128 the same 18.95
-/// ns (the 8-register loop is at 98% there already); a fixed cost 4-5 ns higher (three pairs
-/// and eight selectors set up by scalar code). `scripts/ab.sh -b vaes256 -k "192 256"` (both
-/// layouts): best +2.0-3.1% for AES-256 at 16 KiB-1 MiB and +1-2% for AES-192, medians
-/// +1-3% in most cells; at 8 KiB level for AES-256 and behind for AES-192 (-1% best); at 1-4
-/// KiB 0.86-0.93x, hence the threshold. Not on `aesni`: its 12-register xmm loop had the
-/// better best (+1.5-4%) but worse medians (0.94-0.96x) in a noisy hour: it does three scalar
-/// pairs per 12 blocks where the 8-register loop does one per 8, and busy neighbours on the
-/// host slow integer work most (the scalar-counter loop's "slow state", [`sel_on`]).
+/// IMPLEMENTATION NOTE (issue 16, session 32): 8 registers in flight are exactly what two AES units
+/// of latency 4 need (Zen 3), with no slack; 12 (three sub-batches of four registers, each with its
+/// own `A` and `D'`) leave some, as they did for ECB (`vaes::XMM_VECS`). Measured on Zen 3 (family
+/// 25 model 1): per-call time of `vaes256` CTR over 1.5-96 KiB, best of 300 trials, fitted to a
+/// line: AES-256 26.3 ns per 384 bytes against 27.2 for the 8-register loop (14.6 GB/s, 99% of the
+/// ymm ceiling, against 14.1), AES-128 the same 19.0 ns (the 8-register loop is at 98% there
+/// already); for AES-256 a fixed cost 7 ns higher (three pairs and eight selectors set up by scalar
+/// code). `scripts/ab.sh -b vaes256 -k "192 256"` (both layouts): best +2.0-3.1% for AES-256 at 16
+/// KiB-1 MiB and +1-2% for AES-192, medians +1-3% in most cells; at 8 KiB level for AES-256 and
+/// behind for AES-192 (-1% best); at 1-4 KiB 0.86-0.93x, hence the threshold. Not on `aesni`: its
+/// 12-register xmm loop had the better best (+1.5-4%) but worse medians (0.94-0.96x) in a noisy
+/// hour: it does three scalar pairs per 12 blocks where the 8-register loop does one per 8, and
+/// busy neighbours on the host slow integer work most (the scalar-counter loop's "slow state",
+/// [`sel_on`]).
 const SEL12_MIN: usize = 16384;
 
 /// Whether [`ctr_nostack_raw`] may take a call: the checks that cost nothing, inlined into the
