@@ -4,10 +4,10 @@
 //!
 //! - the scalar-counter loop ([`xmm`], [`ymm`]; AMD): 12 registers (12 or 24 blocks) an
 //!   iteration, counter blocks written to memory by scalar code;
-//! - the selector loop ([`xmm_sel`], [`ymm_sel`]; Intel and Zen 3, from 1 KiB): 8 registers (8 or 16
-//!   blocks), counter blocks from two vector operations a register, no scalar work per block;
-//!   and its 12-register ymm form ([`ymm_sel12`]; Zen 3, AES-192/256 from 16 KiB: three
-//!   sub-batches of 4 registers, each with its own `A` and `D'`).
+//! - the selector loop ([`xmm_sel`], [`ymm_sel`]; Intel and Zen 3, from 1 KiB): 8 registers
+//!   (8 or 16 blocks), counter blocks from two vector operations a register, no scalar work
+//!   per block; and its 12-register ymm form ([`ymm_sel12`]; Zen 3, AES-192/256 from 16 KiB:
+//!   three sub-batches of 4 registers, each with its own `A` and `D'`).
 //!
 //! IMPLEMENTATION NOTE (issues 19 and 13, the selector loop): on Intel cores with two AES units
 //! (Ice Lake and later: AESENC/VAESENC on ports 0 and 1) the scalar ALUs issue on the same
