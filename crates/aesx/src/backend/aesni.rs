@@ -1906,10 +1906,10 @@ fn sel_on(amd: bool) -> bool {
 /// code). `scripts/ab.sh -b vaes256 -k "192 256"` (both layouts): best +2.0-3.1% for AES-256 at 16
 /// KiB-1 MiB and +1-2% for AES-192, medians +1-3% in most cells; at 8 KiB level for AES-256 and
 /// behind for AES-192 (-1% best); at 1-4 KiB 0.86-0.93x, hence the threshold. Not on `aesni`: its
-/// 12-register xmm loop had the better best (+1.5-4%) but worse medians (0.94-0.96x) in a noisy
-/// hour: it does three scalar pairs per 12 blocks where the 8-register loop does one per 8, and
-/// busy neighbours on the host slow integer work most (the scalar-counter loop's "slow state",
-/// [`sel_on`]).
+/// 12-register xmm loop was behind in a noisy hour (0.92-0.95x, bests included) and in a quieter
+/// one ahead on bests (+2-3%) but at 0.94-1.02x on medians: it does three scalar pairs per 12
+/// blocks where the 8-register loop does one per 8, and busy neighbours on the host slow integer
+/// work most (the scalar-counter loop's "slow state", [`sel_on`]).
 const SEL12_MIN: usize = 16384;
 
 /// Whether [`ctr_nostack_raw`] may take a call: the checks that cost nothing, inlined into the
