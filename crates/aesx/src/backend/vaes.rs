@@ -1154,6 +1154,30 @@ mod tests {
                 }
             };
         }
+        /// [`ctr_b2b`] for bytes `done..len` of a call whose first `done` a loop took.
+        ///
+        /// # Safety
+        /// As [`ctr_b2b`]; `done <= len`, a multiple of 16.
+        #[inline(always)]
+        unsafe fn rest<V: Vector, const NR: usize>(
+            k: &Keys,
+            c: u128,
+            src: *const u8,
+            dst: *mut u8,
+            len: usize,
+            done: usize,
+        ) {
+            // SAFETY: forwarded; the rest lies inside both buffers.
+            unsafe {
+                ctr_b2b::<V, NR>(
+                    k,
+                    c.wrapping_add((done / 16) as u128),
+                    src.add(done),
+                    dst.add(done),
+                    len - done,
+                )
+            }
+        }
         /// The selector loop for every whole iteration, [`ctr_b2b`] for the rest.
         #[inline(always)]
         unsafe fn sel_then_rest<V: Vector, const NR: usize>(
@@ -1163,16 +1187,10 @@ mod tests {
             dst: *mut u8,
             len: usize,
         ) {
-            // SAFETY: forwarded; the rest lies inside both buffers.
+            // SAFETY: forwarded.
             unsafe {
                 let done = ctr_sel_iterations::<V>(k, c, src, dst, len);
-                ctr_b2b::<V, NR>(
-                    k,
-                    c.wrapping_add((done / 16) as u128),
-                    src.add(done),
-                    dst.add(done),
-                    len - done,
-                );
+                rest::<V, NR>(k, c, src, dst, len, done)
             }
         }
         /// The 12-register ymm selector loop for every whole sub-batch, [`ctr_b2b`] for the
@@ -1185,16 +1203,10 @@ mod tests {
             dst: *mut u8,
             len: usize,
         ) {
-            // SAFETY: forwarded (`V` is ymm); the rest lies inside both buffers.
+            // SAFETY: forwarded (`V` is ymm).
             unsafe {
                 let done = ctr_asm::ymm_sel12(k, c, src, dst, len);
-                ctr_b2b::<V, NR>(
-                    k,
-                    c.wrapping_add((done / 16) as u128),
-                    src.add(done),
-                    dst.add(done),
-                    len - done,
-                );
+                rest::<V, NR>(k, c, src, dst, len, done)
             }
         }
         path!(xs, xs_ip, xs_b2b, __m128i, sel_then_rest, "aes,sse4.2");
