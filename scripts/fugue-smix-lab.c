@@ -17,6 +17,16 @@
  *   xtime    U = S(x); 2U, 4U by PADDB + PBLENDVB (off the shuffle ports); 13 shuffles
  *   red2     U = S(x); 4U, 7U by PADDB + a 2-bit reduction lookup (the peers' method)
  *   nomul    U = S(x); 13 shuffles of U, no multiplication at all: a lower bound
+ *   plan10   what aesx's `aesni` runs since session 23: 4U, 7U by nibble tables, exchanged in
+ *            dword 2 (two PBLENDW), then 5 shuffles of U and 5 of the two blends (PLAN10_SR)
+ *   plan10x  the same with 2U, 4U by PADDB + PBLENDVB (no shuffle port for the products)
+ *   late5    plan10 without U's five shuffles: S-box, tables, blends, the 5 shuffles of the
+ *            products and their sum. Every output byte has 5 terms of coefficient 4 or 7, so
+ *            a round that multiplies after the S-box has at least these 5 shuffles on its
+ *            chain: this is the floor of any such round, whatever it does with the rest
+ *   nomul10  U = S(x); 10 shuffles of U, no multiplication (the floor of a 10-shuffle round)
+ *   mul1     S-box, tables, one shuffle of each of U, 4U, 7U, summed
+ *   aes      AESENCLAST and one XOR (the S-box's latency)
  */
 #include <immintrin.h>
 #include <stdint.h>
@@ -85,6 +95,53 @@ static inline __m128i v_red2(__m128i x, __m128i add) {
     __m128i u4 = X(r4, _mm_shuffle_epi8(T[28], t));
     return mix13(u, u4, u7, add);
 }
+/* PLAN10_SR (aesx aesni since session 23): S in 5 shuffles, 4S/7S blended in dword 2, 2 + 3. */
+static inline __m128i v_plan10(__m128i x, __m128i add) {
+    __m128i u = _mm_aesenclast_si128(x, Z), u7, u4 = nib(u, &u7);
+    __m128i b = _mm_blend_epi16(u4, u7, 0x30), c = _mm_blend_epi16(u7, u4, 0x30);
+    __m128i acc = X(X(SH(u, 0), SH(u, 1)), add);
+    acc = X(acc, X(SH(u, 2), SH(u, 3)));
+    acc = X(acc, X(SH(u, 4), SH(b, 5)));
+    acc = X(acc, X(SH(b, 6), SH(c, 7)));
+    return X(acc, X(SH(c, 8), SH(c, 9)));
+}
+/* Ten shuffles of S, no multiplication (not a SMIX): the floor of a 10-shuffle round. */
+static inline __m128i v_nomul10(__m128i x, __m128i add) {
+    __m128i u = _mm_aesenclast_si128(x, Z);
+    __m128i acc = X(X(SH(u, 0), SH(u, 1)), add);
+    acc = X(acc, X(SH(u, 2), SH(u, 3)));
+    acc = X(acc, X(SH(u, 4), SH(u, 5)));
+    acc = X(acc, X(SH(u, 6), SH(u, 7)));
+    return X(acc, X(SH(u, 8), SH(u, 9)));
+}
+/* AESENCLAST, the nibble tables, one shuffle of each product and the XORs. */
+static inline __m128i v_mul1(__m128i x, __m128i add) {
+    __m128i u = _mm_aesenclast_si128(x, Z), u7, u4 = nib(u, &u7);
+    return X(X(SH(u, 0), add), X(SH(u4, 1), SH(u7, 2)));
+}
+/* Products and blends of plan10, then only their 5 shuffles (see the header). */
+static inline __m128i v_late5(__m128i x, __m128i add) {
+    __m128i u = _mm_aesenclast_si128(x, Z), u7, u4 = nib(u, &u7);
+    __m128i b = _mm_blend_epi16(u4, u7, 0x30), c = _mm_blend_epi16(u7, u4, 0x30);
+    __m128i acc = X(SH(b, 5), add);
+    acc = X(acc, X(SH(b, 6), SH(c, 7)));
+    return X(acc, X(SH(c, 8), SH(c, 9)));
+}
+/* 2y by PADDB and PBLENDVB (the reduction byte where y's top bit is set). */
+static inline __m128i x2v(__m128i y) {
+    return X(_mm_add_epi8(y, y), _mm_blendv_epi8(Z, _mm_set1_epi8(0x1b), y));
+}
+static inline __m128i v_plan10x(__m128i x, __m128i add) {
+    __m128i u = _mm_aesenclast_si128(x, Z), u2 = x2v(u), u4 = x2v(u2), u7 = X(X(u, u2), u4);
+    __m128i b = _mm_blend_epi16(u4, u7, 0x30), c = _mm_blend_epi16(u7, u4, 0x30);
+    __m128i acc = X(X(SH(u, 0), SH(u, 1)), add);
+    acc = X(acc, X(SH(u, 2), SH(u, 3)));
+    acc = X(acc, X(SH(u, 4), SH(b, 5)));
+    acc = X(acc, X(SH(b, 6), SH(c, 7)));
+    return X(acc, X(SH(c, 8), SH(c, 9)));
+}
+/* AESENCLAST and one XOR: the S-box's latency with its forwarding. */
+static inline __m128i v_aes(__m128i x, __m128i add) { return X(_mm_aesenclast_si128(x, Z), add); }
 static inline __m128i v_nomul(__m128i x, __m128i add) {
     __m128i u = _mm_aesenclast_si128(x, Z);
     return mix13(u, u, u, add);
@@ -123,5 +180,11 @@ int main(void) {
     BENCH("xtime", v_xtime)
     BENCH("red2", v_red2)
     BENCH("nomul", v_nomul)
+    BENCH("plan10", v_plan10)
+    BENCH("plan10x", v_plan10x)
+    BENCH("late5", v_late5)
+    BENCH("nomul10", v_nomul10)
+    BENCH("mul1", v_mul1)
+    BENCH("aes", v_aes)
     return 0;
 }
