@@ -6,6 +6,10 @@
 #          with the shipped aesx configuration and with a default-only configuration;
 #   scp    scp of a file from /dev/shm to /dev/shm through a private sshd on 127.0.0.1, both
 #          ends with aesx, then both ends without, per cipher; wall time;
+#   packets OpenSSH's per-packet cipher calls (ssh-packets.c: 32 KiB packets, GCM with its
+#          IV_GEN / tag / AAD / final calls, CTR with its first-block decrypt) on both
+#          providers in one process, hot caches: the floor of the `perf` ratio below; and
+#          the calls OpenSSL's CTR-DRBG makes (drbg-calls.c: key, IV, 48-byte update);
 #   perf   the same transfer once per cipher and provider under `perf record -e cpu-clock`
 #          (a software clock: this VM has no cycle counters) for ssh and for sshd (following
 #          its re-executed and forked children): CPU ms in total and in AES, attributed by
@@ -18,8 +22,8 @@
 #          run's libcrypto less the aesx run's libcrypto (what libcrypto does for both
 #          providers alike: the EVP calls, the block-size queries, umac's `AES_encrypt`).
 #
-# usage: run.sh [-r rounds] [-s MiB] [-t seconds] [-c "ciphers"] [speed] [scp] [perf]
-#   (default: all three, 5 speed rounds of 1 s, 3 scp rounds of 1024 MiB)
+# usage: run.sh [-r rounds] [-s MiB] [-t seconds] [-c "ciphers"] [speed] [scp] [packets] [perf]
+#   (default: all four, 5 speed rounds of 1 s, 3 scp rounds of 1024 MiB)
 # Needs root, openssh-server, perf (apt-get install linux-perf) for `perf`.
 set -euo pipefail
 
@@ -40,11 +44,11 @@ while getopts "r:s:t:c:a:m:k" o; do
     a) speed_algs="$OPTARG" ;;
     m) module="$OPTARG" ;;
     k) keep=1 ;;
-    *) sed -n '2,22p' "$0"; exit 2 ;;
+    *) sed -n '2,26p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-parts="${*:-speed scp perf}"
+parts="${*:-speed scp packets perf}"
 
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=../tests/sshd-lib.sh
@@ -84,6 +88,19 @@ if [[ " $parts " == *" speed "* ]]; then
   done
   echo
   echo "load after speed: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo
+fi
+
+if [[ " $parts " == *" packets "* ]]; then
+  command -v cc >/dev/null || { echo "packets needs a C compiler (apt-get install gcc)"; exit 1; }
+  cc -O2 -o "$tmp/ssh-packets" "$here/ssh-packets.c" -lcrypto
+  echo "## OpenSSH's per-packet calls, ns per packet (best of 300 alternated trials; ssh-packets.c)"
+  echo
+  for alg in AES-128-CTR AES-256-CTR AES-128-GCM AES-256-GCM; do
+    OPENSSL_MODULES=$tmp/modules "$tmp/ssh-packets" "$alg" | sed 's/^/    /'
+  done
+  cc -O2 -o "$tmp/drbg-calls" "$here/drbg-calls.c" -lcrypto
+  OPENSSL_MODULES=$tmp/modules "$tmp/drbg-calls" 48 | sed 's/^/    /'
   echo
 fi
 

@@ -87,6 +87,20 @@ fn size(rng: &mut Rng) -> usize {
     }
 }
 
+/// A new IV for the sequence: random, or (CTR, half the time) the default provider's next
+/// counter moved by -70..=70 blocks, so that the provider's keystream memo (64 blocks) is
+/// re-entered after an IV change: inside it, at its end, just before it, overlapping it.
+fn next_iv(rng: &mut Rng, d: &Ctx, ctr: bool) -> Vec<u8> {
+    match d.updated_iv() {
+        Some(cur) if ctr && rng.below(2) == 0 => {
+            let delta = rng.below(141) as i128 - 70;
+            let c = u128::from_be_bytes(cur).wrapping_add(delta as u128);
+            c.to_be_bytes().to_vec()
+        }
+        _ => rng.bytes(16),
+    }
+}
+
 /// One random sequence on both providers; panics at the first difference.
 fn sequence(lib: &Lib, seed: u64) {
     let mut rng = Rng(seed);
@@ -124,7 +138,7 @@ fn sequence(lib: &Lib, seed: u64) {
             }
             45..=51 => (seen(a.finish()), seen(d.finish()), "final".to_string()),
             52..=57 => {
-                iv = rng.bytes(16);
+                iv = next_iv(&mut rng, &d, !block);
                 let r = (
                     a.init(None, None, Some(&iv), -1),
                     d.init(None, None, Some(&iv), -1),
@@ -205,7 +219,7 @@ fn sequence(lib: &Lib, seed: u64) {
             }
             90..=93 if !alg.contains("ECB") => {
                 // OpenSSH's EVP_CIPHER_CTX_set_iv compat: memcpy into EVP_CIPHER_CTX_iv_noconst.
-                let v = rng.bytes(16);
+                let v = next_iv(&mut rng, &d, !block);
                 let (pa, pd) = unsafe {
                     (
                         EVP_CIPHER_CTX_iv_noconst(a.0),
