@@ -2302,9 +2302,12 @@ mod stack_depth {
                 gks.push(own);
                 for gk in &gks {
                     let kind = gk.kind();
+                    // 1100 blocks: the long-call CTR loops (`vaes256`'s 12-register selector
+                    // loop on AMD without AVX-512 from 1024 blocks, with its slots in its
+                    // frame; `vaes512`'s first-round table on AMD from 384).
                     for blocks in [
                         0usize, 1, 2, 3, 4, 5, 8, 9, 12, 13, 16, 17, 24, 25, 32, 33, 64, 65, 100,
-                        300,
+                        300, 1100,
                     ] {
                         let mut buf = data(16 * blocks);
                         let src = data(16 * blocks);
