@@ -4,7 +4,7 @@
  * update; under the shipped configuration aesx serves OpenSSL's random generator).
  *
  *   cc -O2 -o /tmp/drbg-calls crates/aesx-provider/bench/drbg-calls.c -lcrypto
- *   OPENSSL_MODULES=DIR-WITH-aesx.so /tmp/drbg-calls [BYTES]     (default 48)
+ *   OPENSSL_MODULES=DIR /tmp/drbg-calls [BYTES]     (default 48; DIR as for ssh-packets.c)
  *
  * Measures only: the DRBG's output itself is checked bit for bit in tests/differential.rs. */
 #include <openssl/evp.h>

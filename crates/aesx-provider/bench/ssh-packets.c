@@ -4,9 +4,10 @@
  * data and code hot in cache.
  *
  *   cc -O2 -o /tmp/ssh-packets crates/aesx-provider/bench/ssh-packets.c -lcrypto
- *   OPENSSL_MODULES=target/release-dir-with-aesx.so /tmp/ssh-packets ALG [BYTES]
+ *   OPENSSL_MODULES=DIR /tmp/ssh-packets ALG [BYTES]
  *
- * (the module must be reachable as "aesx": a directory holding the provider as aesx.so.)
+ * (DIR holds the provider module as aesx.so, e.g. a symlink to
+ * target/release/libaesx_provider.so; `run.sh packets` sets that up.)
  * ALG is AES-128-GCM, AES-256-GCM, AES-128-CTR or AES-256-CTR; BYTES the packet's cipher
  * input (default 32768 for GCM, 32784 for CTR: OpenSSH's packets during an scp). The calls
  * are those of OpenSSH 9.2's cipher.c:

@@ -144,9 +144,10 @@ impl KsMemo {
     /// update: both paid for blocks they never used. Doubling on sequential misses instead of
     /// jumping to 64 keeps a caller that re-reads overlapping counters (memo hits, then a
     /// sequential miss, then a jump back) from alternating 64-block and small refills.
-    /// Measured (Zen 3, `bench/ssh-packets.c` and a key + IV + update loop): the DRBG pattern
-    /// 220 -> 175 ns a call (the default provider 184), OpenSSH's AES-256-CTR decryption of a
-    /// 32784-byte packet 2468 -> 2420 ns; 16-byte sequential calls unchanged.
+    /// Measured (Zen 3, `bench/drbg-calls.c` and `bench/ssh-packets.c`): the DRBG's new key,
+    /// new IV and 48-byte update 220 -> 177 ns a call (the default provider 184), OpenSSH's
+    /// AES-256-CTR decryption of a 32784-byte packet 2470 -> 2420-2450 ns; 16-byte sequential
+    /// calls unchanged.
     #[inline(never)]
     fn refill(&mut self, aes: &Aes, c: u128, need: usize) -> Result<(), Reason> {
         let sequential = self.blocks != 0 && c == self.base.wrapping_add(self.blocks as u128);
