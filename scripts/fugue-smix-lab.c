@@ -95,24 +95,24 @@ static inline __m128i v_red2(__m128i x, __m128i add) {
     __m128i u4 = X(r4, _mm_shuffle_epi8(T[28], t));
     return mix13(u, u4, u7, add);
 }
-/* PLAN10_SR (aesx aesni since session 23): S in 5 shuffles, 4S/7S blended in dword 2, 2 + 3. */
-static inline __m128i v_plan10(__m128i x, __m128i add) {
-    __m128i u = _mm_aesenclast_si128(x, Z), u7, u4 = nib(u, &u7);
-    __m128i b = _mm_blend_epi16(u4, u7, 0x30), c = _mm_blend_epi16(u7, u4, 0x30);
+/* The 10-shuffle SuperMix sum of PLAN10_SR: 5 shuffles of u, 2 of b, 3 of c, XORed with add. */
+static inline __m128i sum10(__m128i u, __m128i b, __m128i c, __m128i add) {
     __m128i acc = X(X(SH(u, 0), SH(u, 1)), add);
     acc = X(acc, X(SH(u, 2), SH(u, 3)));
     acc = X(acc, X(SH(u, 4), SH(b, 5)));
     acc = X(acc, X(SH(b, 6), SH(c, 7)));
     return X(acc, X(SH(c, 8), SH(c, 9)));
 }
+/* PLAN10_SR (aesx aesni since session 23): S in 5 shuffles, 4S/7S blended in dword 2, 2 + 3. */
+static inline __m128i v_plan10(__m128i x, __m128i add) {
+    __m128i u = _mm_aesenclast_si128(x, Z), u7, u4 = nib(u, &u7);
+    __m128i b = _mm_blend_epi16(u4, u7, 0x30), c = _mm_blend_epi16(u7, u4, 0x30);
+    return sum10(u, b, c, add);
+}
 /* Ten shuffles of S, no multiplication (not a SMIX): the floor of a 10-shuffle round. */
 static inline __m128i v_nomul10(__m128i x, __m128i add) {
     __m128i u = _mm_aesenclast_si128(x, Z);
-    __m128i acc = X(X(SH(u, 0), SH(u, 1)), add);
-    acc = X(acc, X(SH(u, 2), SH(u, 3)));
-    acc = X(acc, X(SH(u, 4), SH(u, 5)));
-    acc = X(acc, X(SH(u, 6), SH(u, 7)));
-    return X(acc, X(SH(u, 8), SH(u, 9)));
+    return sum10(u, u, u, add);
 }
 /* AESENCLAST, the nibble tables, one shuffle of each product and the XORs. */
 static inline __m128i v_mul1(__m128i x, __m128i add) {
@@ -134,11 +134,7 @@ static inline __m128i x2v(__m128i y) {
 static inline __m128i v_plan10x(__m128i x, __m128i add) {
     __m128i u = _mm_aesenclast_si128(x, Z), u2 = x2v(u), u4 = x2v(u2), u7 = X(X(u, u2), u4);
     __m128i b = _mm_blend_epi16(u4, u7, 0x30), c = _mm_blend_epi16(u7, u4, 0x30);
-    __m128i acc = X(X(SH(u, 0), SH(u, 1)), add);
-    acc = X(acc, X(SH(u, 2), SH(u, 3)));
-    acc = X(acc, X(SH(u, 4), SH(b, 5)));
-    acc = X(acc, X(SH(b, 6), SH(c, 7)));
-    return X(acc, X(SH(c, 8), SH(c, 9)));
+    return sum10(u, b, c, add);
 }
 /* AESENCLAST and one XOR: the S-box's latency with its forwarding. */
 static inline __m128i v_aes(__m128i x, __m128i add) { return X(_mm_aesenclast_si128(x, Z), add); }
