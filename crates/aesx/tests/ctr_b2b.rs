@@ -2,7 +2,9 @@
 //! backend against in-place CTR on `soft`: every byte length up to three iterations of the
 //! widest one-pass loop (24 blocks = 384 bytes) plus 17 blocks, at byte positions that start
 //! inside a block, with counters whose low 8, 32, 64 and 128 bits carry inside the message;
-//! streaming in uneven chunks equals one call; unequal lengths are rejected without writing.
+//! calls of 1-32 KiB with input and output at every alignment a vector loop's loads and
+//! stores care about; streaming in uneven chunks equals one call; unequal lengths are
+//! rejected without writing.
 
 mod common;
 
@@ -151,6 +153,68 @@ fn long_calls_with_short_tails() {
                     let mut y = vec![0xa5u8; len];
                     aes.try_ctr_xor_at_b2b(iv, 0, &src[..len], &mut y).unwrap();
                     assert_eq!(y, want[..len], "{b} b2b: key={kl} iv={iv:02x?} tail={t}");
+                }
+            }
+        }
+    }
+}
+
+/// Inputs and outputs at the offsets that matter to a vector loop's loads and stores (0, 4,
+/// 16, 32 and 48 bytes past a 64-byte boundary), in place and buffer to buffer, for calls that
+/// reach each loop (1 KiB, the 8-register selector loop; 16 KiB and up, the 12-register one of
+/// `vaes256` for AES-192/256; lengths with short tails), against `soft`, with counters whose
+/// low 8, 32, 64 and 128 bits carry at the first or second block; nothing is written outside
+/// the output.
+#[test]
+fn every_output_alignment() {
+    let lens = [1024usize, 1040, 16384, 16400, 32784];
+    let offsets = [0usize, 4, 16, 32, 48];
+    let max = *lens.iter().max().unwrap();
+    let src = data(max, 33);
+    let ivs = counters(&[1, 2]);
+    // Two 64-byte-aligned areas, far enough apart not to overlap at any offset.
+    let area = (max + 128).next_multiple_of(64);
+    let mut store = vec![0u8; 2 * area + 64];
+    let base = store.as_ptr().align_offset(64);
+    for kl in [16usize, 24, 32] {
+        let key = data(kl, 17);
+        let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
+        for iv in &ivs {
+            let mut want = src.clone();
+            soft.ctr_xor_at(iv, 0, &mut want);
+            for b in common::backends().into_iter().skip(1) {
+                let aes = Aes::with_backend(&key, b).unwrap();
+                for &len in &lens {
+                    for &so in &offsets {
+                        // In place at `so`.
+                        let at = base + so;
+                        store[at..at + len].copy_from_slice(&src[..len]);
+                        aes.ctr_xor_at(iv, 0, &mut store[at..at + len]);
+                        assert!(
+                            store[at..at + len] == want[..len],
+                            "{b}: key={kl} iv={iv:02x?} len={len} in place at +{so}"
+                        );
+                        // Buffer to buffer, input at `so`, output at `o` in the second area.
+                        for &o in &offsets {
+                            let (first, second) = store.split_at_mut(base + area);
+                            let input = &mut first[base + so..base + so + len];
+                            input.copy_from_slice(&src[..len]);
+                            second[..64 + len + 16].fill(0xa5);
+                            let output = &mut second[o..o + len];
+                            aes.try_ctr_xor_at_b2b(iv, 0, input, output).unwrap();
+                            assert!(
+                                second[o..o + len] == want[..len],
+                                "{b}: key={kl} iv={iv:02x?} len={len} +{so} -> +{o}"
+                            );
+                            assert!(
+                                second[..o]
+                                    .iter()
+                                    .chain(&second[o + len..o + len + 16])
+                                    .all(|&x| x == 0xa5),
+                                "{b}: key={kl} len={len} +{so} -> +{o}: wrote outside the output"
+                            );
+                        }
+                    }
                 }
             }
         }
