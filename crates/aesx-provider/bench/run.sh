@@ -9,7 +9,9 @@
 #   packets OpenSSH's per-packet cipher calls (ssh-packets.c: 32 KiB packets, GCM with its
 #          IV_GEN / tag / AAD / final calls, CTR with its first-block decrypt) on both
 #          providers in one process, hot caches: the floor of the `perf` ratio below; and
-#          the calls OpenSSL's CTR-DRBG makes (drbg-calls.c: key, IV, 48-byte update);
+#          the calls OpenSSL's CTR-DRBG makes (drbg-calls.c: key, IV, 48-byte update); and
+#          single 32 KiB CTR calls after a sleep or after other data evicted the caches, as
+#          inside a transfer (cold-calls.c);
 #   perf   the same transfer once per cipher and provider under `perf record -e cpu-clock`
 #          (a software clock: this VM has no cycle counters) for ssh and for sshd (following
 #          its re-executed and forked children): CPU ms in total and in AES, attributed by
@@ -22,8 +24,12 @@
 #          run's libcrypto less the aesx run's libcrypto (what libcrypto does for both
 #          providers alike: the EVP calls, the block-size queries, umac's `AES_encrypt`).
 #
-# usage: run.sh [-r rounds] [-s MiB] [-t seconds] [-c "ciphers"] [speed] [scp] [packets] [perf]
-#   (default: all four, 5 speed rounds of 1 s, 3 scp rounds of 1024 MiB)
+# usage: run.sh [-r rounds] [-s MiB] [-t seconds] [-c "ciphers"] [-a "speed algs"] [-m MODULE]
+#               [-k] [speed] [scp] [packets] [perf]
+#   (default: all four, 5 speed rounds of 1 s, 3 scp rounds of 1024 MiB; -a the `openssl
+#   speed` algorithms, default aes-128-ctr aes-256-ctr aes-128-gcm aes-256-gcm; -m a provider
+#   module to measure instead of this tree's release build; -k keep the temporary directory,
+#   with the perf profiles)
 # Needs root, openssh-server, perf (apt-get install linux-perf) for `perf`.
 set -euo pipefail
 
@@ -44,7 +50,7 @@ while getopts "r:s:t:c:a:m:k" o; do
     a) speed_algs="$OPTARG" ;;
     m) module="$OPTARG" ;;
     k) keep=1 ;;
-    *) sed -n '2,26p' "$0"; exit 2 ;;
+    *) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -101,6 +107,13 @@ if [[ " $parts " == *" packets "* ]]; then
   done
   cc -O2 -o "$tmp/drbg-calls" "$here/drbg-calls.c" -lcrypto
   OPENSSL_MODULES=$tmp/modules "$tmp/drbg-calls" 48 | sed 's/^/    /'
+  echo
+  echo "## One CTR call at a time after a sleep or an eviction (cold-calls.c)"
+  echo
+  cc -O2 -o "$tmp/cold-calls" "$here/cold-calls.c" -lcrypto
+  for alg in AES-128-CTR AES-256-CTR; do
+    OPENSSL_MODULES=$tmp/modules "$tmp/cold-calls" "$alg" | sed 's/^/    /'
+  done
   echo
 fi
 
