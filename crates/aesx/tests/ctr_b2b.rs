@@ -161,10 +161,10 @@ fn long_calls_with_short_tails() {
 
 /// Inputs and outputs at the offsets that matter to a vector loop's loads and stores (0, 4,
 /// 16, 32 and 48 bytes past a 64-byte boundary), in place and buffer to buffer, for calls that
-/// reach each loop (1 KiB, the 8-register selector loop; 16 KiB and up, the 12-register one of
-/// `vaes256` for AES-192/256; lengths with short tails), against `soft`, with counters whose
-/// low 8, 32, 64 and 128 bits carry at the first or second block; nothing is written outside
-/// the output.
+/// reach each loop (1 KiB: the 8-register selector loops; 16 KiB and up: also `vaes256`'s
+/// 12-register loop for AES-192/256 on Zen 3 and `vaes512`'s first-round-table loop on AMD;
+/// lengths with short tails), against `soft`, with counters whose low 8, 32, 64 and 128 bits
+/// carry at the second or third block; nothing is written outside the output.
 #[test]
 fn every_output_alignment() {
     let lens = [1024usize, 1040, 16384, 16400, 32784];
