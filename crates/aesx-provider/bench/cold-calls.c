@@ -1,8 +1,8 @@
 /* One CTR call through EVP at a time, on the aesx provider and on OpenSSL's default provider
  * alternated call by call, with the caches and the core in the state a call finds inside a
  * transfer rather than in a tight loop: after the thread has slept (ssh and sshd wait on
- * their sockets between packets) or after other work has evicted the data (the kernel's
- * socket copies). ssh-packets.c is the hot floor; this shows what waking up adds per call.
+ * their sockets between packets) or after other work has evicted the caches (the kernel's
+ * socket copies). ssh-packets.c is the hot floor; this shows what a cold call adds.
  *
  *   cc -O2 -o /tmp/cold-calls crates/aesx-provider/bench/cold-calls.c -lcrypto
  *   OPENSSL_MODULES=DIR /tmp/cold-calls [ALG] [BYTES]
