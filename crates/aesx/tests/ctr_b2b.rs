@@ -33,6 +33,26 @@ fn counters(ds: &[u128]) -> Vec<[u8; 16]> {
     v
 }
 
+/// For each key size (key `data(kl, key_seed)`) and each IV: the key, the IV and `src` under
+/// `soft`'s keystream from that IV, the reference the long-call tests hold every backend to.
+fn soft_references(
+    src: &[u8],
+    key_seed: u8,
+    ivs: &[[u8; 16]],
+) -> Vec<(Vec<u8>, [u8; 16], Vec<u8>)> {
+    let mut v = Vec::new();
+    for kl in [16usize, 24, 32] {
+        let key = data(kl, key_seed);
+        let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
+        for iv in ivs {
+            let mut want = src.to_vec();
+            soft.ctr_xor_at(iv, 0, &mut want);
+            v.push((key.clone(), *iv, want));
+        }
+    }
+    v
+}
+
 #[test]
 fn b2b_matches_in_place_on_every_backend() {
     let max = 3 * 384 + 17 * 16;
@@ -137,23 +157,18 @@ fn long_calls_with_short_tails() {
     let src = data(max, 21);
     let b = batches as u128;
     let ivs = counters(&[b - 1, b, b + 2, b + 3]);
-    for kl in [16usize, 24, 32] {
-        let key = data(kl, 9);
-        let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
-        for iv in &ivs {
-            let mut want = src.clone();
-            soft.ctr_xor_at(iv, 0, &mut want);
-            for b in common::backends() {
-                let aes = Aes::with_backend(&key, b).unwrap();
-                for t in tails {
-                    let len = 16 * (batches + t);
-                    let mut x = src[..len].to_vec();
-                    aes.try_ctr_xor_at(iv, 0, &mut x).unwrap();
-                    assert_eq!(x, want[..len], "{b}: key={kl} iv={iv:02x?} tail={t}");
-                    let mut y = vec![0xa5u8; len];
-                    aes.try_ctr_xor_at_b2b(iv, 0, &src[..len], &mut y).unwrap();
-                    assert_eq!(y, want[..len], "{b} b2b: key={kl} iv={iv:02x?} tail={t}");
-                }
+    for (key, iv, want) in soft_references(&src, 9, &ivs) {
+        let kl = key.len();
+        for b in common::backends() {
+            let aes = Aes::with_backend(&key, b).unwrap();
+            for t in tails {
+                let len = 16 * (batches + t);
+                let mut x = src[..len].to_vec();
+                aes.try_ctr_xor_at(&iv, 0, &mut x).unwrap();
+                assert_eq!(x, want[..len], "{b}: key={kl} iv={iv:02x?} tail={t}");
+                let mut y = vec![0xa5u8; len];
+                aes.try_ctr_xor_at_b2b(&iv, 0, &src[..len], &mut y).unwrap();
+                assert_eq!(y, want[..len], "{b} b2b: key={kl} iv={iv:02x?} tail={t}");
             }
         }
     }
@@ -176,44 +191,39 @@ fn every_output_alignment() {
     let area = (max + 128).next_multiple_of(64);
     let mut store = vec![0u8; 2 * area + 64];
     let base = store.as_ptr().align_offset(64);
-    for kl in [16usize, 24, 32] {
-        let key = data(kl, 17);
-        let soft = Aes::with_backend(&key, Backend::Soft).unwrap();
-        for iv in &ivs {
-            let mut want = src.clone();
-            soft.ctr_xor_at(iv, 0, &mut want);
-            for b in common::backends().into_iter().skip(1) {
-                let aes = Aes::with_backend(&key, b).unwrap();
-                for &len in &lens {
-                    for &so in &offsets {
-                        // In place at `so`.
-                        let at = base + so;
-                        store[at..at + len].copy_from_slice(&src[..len]);
-                        aes.ctr_xor_at(iv, 0, &mut store[at..at + len]);
+    for (key, iv, want) in soft_references(&src, 17, &ivs) {
+        let kl = key.len();
+        for b in common::backends().into_iter().skip(1) {
+            let aes = Aes::with_backend(&key, b).unwrap();
+            for &len in &lens {
+                for &so in &offsets {
+                    // In place at `so`.
+                    let at = base + so;
+                    store[at..at + len].copy_from_slice(&src[..len]);
+                    aes.ctr_xor_at(&iv, 0, &mut store[at..at + len]);
+                    assert!(
+                        store[at..at + len] == want[..len],
+                        "{b}: key={kl} iv={iv:02x?} len={len} in place at +{so}"
+                    );
+                    // Buffer to buffer, input at `so`, output at `o` in the second area.
+                    for &o in &offsets {
+                        let (first, second) = store.split_at_mut(base + area);
+                        let input = &mut first[base + so..base + so + len];
+                        input.copy_from_slice(&src[..len]);
+                        second[..64 + len + 16].fill(0xa5);
+                        let output = &mut second[o..o + len];
+                        aes.try_ctr_xor_at_b2b(&iv, 0, input, output).unwrap();
                         assert!(
-                            store[at..at + len] == want[..len],
-                            "{b}: key={kl} iv={iv:02x?} len={len} in place at +{so}"
+                            second[o..o + len] == want[..len],
+                            "{b}: key={kl} iv={iv:02x?} len={len} +{so} -> +{o}"
                         );
-                        // Buffer to buffer, input at `so`, output at `o` in the second area.
-                        for &o in &offsets {
-                            let (first, second) = store.split_at_mut(base + area);
-                            let input = &mut first[base + so..base + so + len];
-                            input.copy_from_slice(&src[..len]);
-                            second[..64 + len + 16].fill(0xa5);
-                            let output = &mut second[o..o + len];
-                            aes.try_ctr_xor_at_b2b(iv, 0, input, output).unwrap();
-                            assert!(
-                                second[o..o + len] == want[..len],
-                                "{b}: key={kl} iv={iv:02x?} len={len} +{so} -> +{o}"
-                            );
-                            assert!(
-                                second[..o]
-                                    .iter()
-                                    .chain(&second[o + len..o + len + 16])
-                                    .all(|&x| x == 0xa5),
-                                "{b}: key={kl} len={len} +{so} -> +{o}: wrote outside the output"
-                            );
-                        }
+                        assert!(
+                            second[..o]
+                                .iter()
+                                .chain(&second[o + len..o + len + 16])
+                                .all(|&x| x == 0xa5),
+                            "{b}: key={kl} len={len} +{so} -> +{o}: wrote outside the output"
+                        );
                     }
                 }
             }
